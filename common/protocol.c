@@ -1,0 +1,367 @@
+/* JSON-lines control protocol: request decoding, reply building, errno names. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol.h"
+
+static const char *const op_names[_PROTOCOL_OP_MAX] = {
+        [PROTOCOL_OP_VERSION] = "version",
+        [PROTOCOL_OP_SUBMIT] = "submit",
+        [PROTOCOL_OP_STATUS] = "status",
+        [PROTOCOL_OP_LIST] = "list",
+        [PROTOCOL_OP_CANCEL] = "cancel",
+        [PROTOCOL_OP_REPORT] = "report",
+};
+
+const char *protocol_op_name(enum protocol_op op) {
+        if (op < 0 || op >= _PROTOCOL_OP_MAX)
+                return NULL;
+        return op_names[op];
+}
+
+enum protocol_op protocol_op_from_name(const char *name) {
+        for (int i = 0; i < _PROTOCOL_OP_MAX; i++)
+                if (name && strcmp(op_names[i], name) == 0)
+                        return i;
+        return PROTOCOL_OP_INVALID;
+}
+
+bool protocol_op_mutates(enum protocol_op op) {
+        return op == PROTOCOL_OP_SUBMIT || op == PROTOCOL_OP_CANCEL;
+}
+
+/* Parse exactly one JSON object from line[0..len), allowing trailing blanks. 0, -EBADMSG or -ENOMEM. */
+static int parse_object(const char *line, size_t len, struct json_object **ret, const char **err) {
+        struct json_tokener *tok;
+        struct json_object *o;
+        enum json_tokener_error jerr;
+
+        if (len > INT32_MAX) {
+                *err = "line too long";
+                return -EMSGSIZE;
+        }
+        if (memchr(line, '\0', len)) {
+                *err = "line contains a NUL byte";
+                return -EBADMSG;
+        }
+        tok = json_tokener_new_ex(32);
+        if (!tok) {
+                *err = "out of memory";
+                return -ENOMEM;
+        }
+        o = json_tokener_parse_ex(tok, line, (int) len);
+        jerr = json_tokener_get_error(tok);
+        if (o && jerr == json_tokener_success)
+                /* Allow trailing white space only. */
+                for (size_t i = json_tokener_get_parse_end(tok); i < len; i++)
+                        if (!strchr(" \t\r", line[i])) {
+                                jerr = json_tokener_error_parse_unexpected;
+                                break;
+                        }
+        json_tokener_free(tok);
+        if (!o || jerr != json_tokener_success) {
+                json_object_put(o);
+                *err = "not valid JSON";
+                return -EBADMSG;
+        }
+        if (!json_object_is_type(o, json_type_object)) {
+                json_object_put(o);
+                *err = "not a JSON object";
+                return -EBADMSG;
+        }
+        *ret = o;
+        return 0;
+}
+
+int protocol_request_parse(struct protocol_request *req, const char *line, size_t len, const char **err) {
+        struct json_object *o = NULL, *v;
+        const char *name;
+        int64_t id;
+        int r;
+
+        *req = (struct protocol_request) { .id = -1, .op = PROTOCOL_OP_INVALID };
+        *err = NULL;
+
+        if (len > PROTOCOL_LINE_MAX) {
+                *err = "request too long";
+                return -EMSGSIZE;
+        }
+        r = parse_object(line, len, &o, err);
+        if (r < 0)
+                return r;
+        req->obj = o;
+
+        if (!json_object_object_get_ex(o, "id", &v) || !json_object_is_type(v, json_type_int)) {
+                *err = "request needs an integer \"id\"";
+                return -EINVAL;
+        }
+        errno = 0;
+        id = json_object_get_int64(v);
+        if (id < 0 || errno != 0 || (json_object_get_uint64(v) > INT64_MAX)) {
+                *err = "\"id\" must be an integer from 0 to 2^63-1";
+                return -EINVAL;
+        }
+        req->id = id;
+
+        if (!json_object_object_get_ex(o, "op", &v) || !json_object_is_type(v, json_type_string)) {
+                *err = "request needs a string \"op\"";
+                return -EINVAL;
+        }
+        name = json_object_get_string(v);
+        req->op = protocol_op_from_name(name);
+        if (req->op == PROTOCOL_OP_INVALID) {
+                *err = "unknown operation";
+                return -EOPNOTSUPP;
+        }
+        return 0;
+}
+
+void protocol_request_done(struct protocol_request *req) {
+        if (!req)
+                return;
+        json_object_put(req->obj);
+        req->obj = NULL;
+}
+
+static struct json_object *get_field(struct json_object *o, const char *key) {
+        struct json_object *v = NULL;
+
+        if (!o || !json_object_object_get_ex(o, key, &v))
+                return NULL;
+        return v; /* NULL for JSON null too */
+}
+
+int protocol_get_string(struct json_object *o, const char *key, const char **ret) {
+        struct json_object *v = get_field(o, key);
+
+        if (!v)
+                return -ENOENT;
+        if (!json_object_is_type(v, json_type_string))
+                return -EINVAL;
+        *ret = json_object_get_string(v);
+        return 0;
+}
+
+int protocol_get_bool(struct json_object *o, const char *key, bool *ret) {
+        struct json_object *v = get_field(o, key);
+
+        if (!v)
+                return -ENOENT;
+        if (!json_object_is_type(v, json_type_boolean))
+                return -EINVAL;
+        *ret = json_object_get_boolean(v);
+        return 0;
+}
+
+static int value_u64(struct json_object *v, uint64_t *ret) {
+        int64_t s;
+
+        if (!json_object_is_type(v, json_type_int))
+                return -EINVAL;
+        /* json-c keeps integers as int64 or uint64; reject negatives and overflow. */
+        errno = 0;
+        s = json_object_get_int64(v);
+        if (s < 0)
+                return -EINVAL;
+        if (s == INT64_MAX) {
+                errno = 0;
+                *ret = json_object_get_uint64(v);
+                if (errno != 0)
+                        return -EINVAL;
+                return 0;
+        }
+        *ret = (uint64_t) s;
+        return 0;
+}
+
+int protocol_get_u64(struct json_object *o, const char *key, uint64_t *ret) {
+        struct json_object *v = get_field(o, key);
+
+        if (!v)
+                return -ENOENT;
+        return value_u64(v, ret);
+}
+
+int protocol_get_string_array(struct json_object *o, const char *key, size_t max, const char ***ret, size_t *n) {
+        struct json_object *v = get_field(o, key);
+        const char **a;
+        size_t len;
+
+        if (!v)
+                return -ENOENT;
+        if (!json_object_is_type(v, json_type_array))
+                return -EINVAL;
+        len = json_object_array_length(v);
+        if (len == 0 || len > max)
+                return -EINVAL;
+        a = calloc(len, sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        for (size_t i = 0; i < len; i++) {
+                struct json_object *e = json_object_array_get_idx(v, i);
+
+                if (!e || !json_object_is_type(e, json_type_string) || json_object_get_string_len(e) == 0 ||
+                    strlen(json_object_get_string(e)) != (size_t) json_object_get_string_len(e)) {
+                        free(a);
+                        return -EINVAL;
+                }
+                a[i] = json_object_get_string(e);
+        }
+        *ret = a;
+        *n = len;
+        return 0;
+}
+
+int protocol_get_u64_array(struct json_object *o, const char *key, size_t max, uint64_t **ret, size_t *n) {
+        struct json_object *v = get_field(o, key);
+        uint64_t *a;
+        size_t len;
+
+        if (!v)
+                return -ENOENT;
+        if (!json_object_is_type(v, json_type_array))
+                return -EINVAL;
+        len = json_object_array_length(v);
+        if (len > max)
+                return -EINVAL;
+        a = calloc(len ? len : 1, sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        for (size_t i = 0; i < len; i++) {
+                struct json_object *e = json_object_array_get_idx(v, i);
+
+                if (!e || value_u64(e, &a[i]) < 0) {
+                        free(a);
+                        return -EINVAL;
+                }
+        }
+        *ret = a;
+        *n = len;
+        return 0;
+}
+
+struct json_object *protocol_request_new(int64_t id, enum protocol_op op) {
+        struct json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        if (json_object_object_add(o, "id", json_object_new_int64(id)) < 0 ||
+            json_object_object_add(o, "op", json_object_new_string(protocol_op_name(op))) < 0) {
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
+}
+
+static struct json_object *reply_base(int64_t id, bool ok) {
+        struct json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        if (json_object_object_add(o, "id", id >= 0 ? json_object_new_int64(id) : NULL) < 0 ||
+            json_object_object_add(o, "ok", json_object_new_boolean(ok)) < 0) {
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
+}
+
+struct json_object *protocol_reply_new(int64_t id) {
+        return reply_base(id, true);
+}
+
+struct json_object *protocol_reply_error(int64_t id, int error, const char *fmt, ...) {
+        struct json_object *o, *e;
+        char msg[1024];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+
+        o = reply_base(id, false);
+        e = json_object_new_object();
+        if (!o || !e ||
+            json_object_object_add(e, "code", json_object_new_string(protocol_errno_name(error))) < 0 ||
+            json_object_object_add(e, "message", json_object_new_string(msg)) < 0 ||
+            json_object_object_add(o, "error", e) < 0) {
+                json_object_put(o);
+                json_object_put(e);
+                return NULL;
+        }
+        return o;
+}
+
+char *protocol_serialize(struct json_object *o, size_t *len) {
+        const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        size_t l;
+        char *buf;
+
+        if (!s)
+                return NULL;
+        l = strlen(s);
+        buf = malloc(l + 2);
+        if (!buf)
+                return NULL;
+        memcpy(buf, s, l);
+        buf[l] = '\n';
+        buf[l + 1] = '\0';
+        *len = l + 1;
+        return buf;
+}
+
+int protocol_reply_parse(const char *line, size_t len, struct json_object **ret, const char **message) {
+        struct json_object *o = NULL, *e;
+        const char *code;
+        bool ok;
+        int r;
+
+        *ret = NULL;
+        *message = NULL;
+        r = parse_object(line, len, &o, message);
+        if (r < 0) {
+                *message = "malformed reply";
+                return -EBADMSG;
+        }
+        if (protocol_get_bool(o, "ok", &ok) < 0) {
+                json_object_put(o);
+                *message = "reply without \"ok\"";
+                return -EBADMSG;
+        }
+        *ret = o;
+        if (ok)
+                return 0;
+        e = get_field(o, "error");
+        if (!e || protocol_get_string(e, "code", &code) < 0 || protocol_get_string(e, "message", message) < 0) {
+                *message = "error reply without code or message";
+                return -EBADMSG;
+        }
+        r = protocol_errno_from_name(code);
+        return r > 0 ? -r : -EIO;
+}
+
+const char *protocol_errno_name(int error) {
+        const char *n;
+
+        if (error < 0)
+                error = -error;
+        n = strerrorname_np(error);
+        return n ? n : "EUNKNOWN";
+}
+
+int protocol_errno_from_name(const char *name) {
+        if (!name)
+                return 0;
+        for (int e = 1; e < 256; e++) {
+                const char *n = strerrorname_np(e);
+
+                if (n && strcmp(n, name) == 0)
+                        return e;
+        }
+        return 0;
+}

@@ -1,0 +1,76 @@
+/* The control protocol (DESIGN.md section 7, wiped(8) "PROTOCOL"): one JSON object per line over
+ * a SOCK_STREAM Unix socket. Requests are {"id":N,"op":"...",...}; replies carry the same id and
+ * either "ok":true with the op's fields, or "ok":false,"error":{"code":"EXXX","message":"..."}
+ * where code is the symbolic errno name. Both sides link this file; it never logs. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <json-c/json.h>
+
+#define PROTOCOL_VERSION 1
+#define PROTOCOL_LINE_MAX (64 * 1024)   /* longest request or reply line, bytes, without '\n' */
+#define PROTOCOL_DEVICES_MAX 256        /* devices in one submit */
+#define PROTOCOL_SOCKET_DEFAULT "/run/wiped.sock"
+
+enum protocol_op {
+        PROTOCOL_OP_VERSION,
+        PROTOCOL_OP_SUBMIT,
+        PROTOCOL_OP_STATUS,
+        PROTOCOL_OP_LIST,
+        PROTOCOL_OP_CANCEL,
+        PROTOCOL_OP_REPORT,
+        _PROTOCOL_OP_MAX,
+        PROTOCOL_OP_INVALID = -1,
+};
+
+const char *protocol_op_name(enum protocol_op op);
+enum protocol_op protocol_op_from_name(const char *name);
+/* Whether the op changes anything (needs root or the wiped group). */
+bool protocol_op_mutates(enum protocol_op op);
+
+/* A decoded request. obj owns everything; free with protocol_request_done(). */
+struct protocol_request {
+        int64_t id;                     /* -1 when the request had no usable id */
+        enum protocol_op op;
+        struct json_object *obj;
+};
+
+/* Decode one line (without its '\n'; len bytes, may contain NULs, which are an error).
+ * Returns 0, or -EMSGSIZE (longer than PROTOCOL_LINE_MAX), -EBADMSG (not a JSON object, embedded
+ * NUL, trailing garbage), -EINVAL (missing or bad "id" or "op"), -EOPNOTSUPP (unknown op).
+ * On error *err points to a static explanation and req->id holds the id when it could be read. */
+int protocol_request_parse(struct protocol_request *req, const char *line, size_t len, const char **err);
+void protocol_request_done(struct protocol_request *req);
+
+/* Field accessors: 0 when present and of the right type, -ENOENT when absent (or null),
+ * -EINVAL when of the wrong type or out of range. */
+int protocol_get_string(struct json_object *o, const char *key, const char **ret);
+int protocol_get_bool(struct json_object *o, const char *key, bool *ret);
+int protocol_get_u64(struct json_object *o, const char *key, uint64_t *ret);
+/* An array of non-empty strings, at most max entries; *ret holds pointers into o (borrowed)
+ * and must be freed with free(). -EINVAL also for an empty array or over max. */
+int protocol_get_string_array(struct json_object *o, const char *key, size_t max, const char ***ret, size_t *n);
+/* An array of non-negative integers, at most max entries; *ret malloc'd. */
+int protocol_get_u64_array(struct json_object *o, const char *key, size_t max, uint64_t **ret, size_t *n);
+
+/* Build a request {"id":id,"op":name}; NULL on ENOMEM. */
+struct json_object *protocol_request_new(int64_t id, enum protocol_op op);
+/* Build a reply {"id":id,"ok":true}; id < 0 gives "id":null. NULL on ENOMEM. */
+struct json_object *protocol_reply_new(int64_t id);
+/* Build an error reply for -errno error with a printf-style message. NULL on ENOMEM. */
+struct json_object *protocol_reply_error(int64_t id, int error, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+/* Serialise o as one line with a trailing '\n' (malloc'd, length in *len). NULL on ENOMEM. */
+char *protocol_serialize(struct json_object *o, size_t *len);
+
+/* Decode a reply line. Returns 0 when "ok" is true (*ret owns the object), or the negative errno
+ * named by its error code (*ret still owns the object and *message points into it), or -EBADMSG
+ * when the line is not a valid reply. */
+int protocol_reply_parse(const char *line, size_t len, struct json_object **ret, const char **message);
+
+/* "EBUSY" for -EBUSY or EBUSY; "EUNKNOWN" for numbers without a name. */
+const char *protocol_errno_name(int error);
+/* The positive errno for a name, or 0 when unknown. */
+int protocol_errno_from_name(const char *name);

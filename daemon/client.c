@@ -1,0 +1,312 @@
+/* Answering one request: decode, check the peer's rights, run the operation, build the reply.
+ * Runs on the main thread only. */
+#include "config.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "daemon.h"
+#include "protocol.h"
+
+struct request_ctx {
+        struct pool *pool;
+        const struct protocol_request *req;
+        uid_t uid;
+        gid_t gid;
+        pid_t pid;
+};
+
+typedef struct json_object *(*op_handler)(struct request_ctx *c);
+
+/* Whether gid is among the supplementary groups of process pid (from /proc; the peer may have
+ * gone, then it is not). */
+static bool pid_in_group(pid_t pid, gid_t gid) {
+        char path[64], line[4096];
+        bool found = false;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return false;
+        while (fgets(line, sizeof(line), f))
+                if (strncmp(line, "Groups:", 7) == 0) {
+                        char *p = line + 7, *end;
+
+                        for (;;) {
+                                unsigned long g = strtoul(p, &end, 10);
+
+                                if (end == p)
+                                        break;
+                                if ((gid_t) g == gid)
+                                        found = true;
+                                p = end;
+                        }
+                        break;
+                }
+        fclose(f);
+        return found;
+}
+
+static bool client_privileged(const struct request_ctx *c) {
+        struct group *g;
+
+        if (c->uid == 0)
+                return true;
+        g = getgrnam(WIPED_GROUP);
+        if (!g)
+                return false;
+        return c->gid == g->gr_gid || pid_in_group(c->pid, g->gr_gid);
+}
+
+/* Reject fields the operation does not know, so that a typo is an error, not a default. */
+static struct json_object *check_fields(struct request_ctx *c, const char *const *allowed) {
+        json_object_object_foreach(c->req->obj, key, val) {
+                bool ok = strcmp(key, "id") == 0 || strcmp(key, "op") == 0;
+
+                (void) val;
+                for (size_t i = 0; !ok && allowed && allowed[i]; i++)
+                        ok = strcmp(key, allowed[i]) == 0;
+                if (!ok)
+                        return protocol_reply_error(c->req->id, -EINVAL, "%s: unknown field \"%.64s\"",
+                                                    protocol_op_name(c->req->op), key);
+        }
+        return NULL;
+}
+
+static struct json_object *bad_field(struct request_ctx *c, const char *field, const char *what) {
+        return protocol_reply_error(c->req->id, -EINVAL, "%s: \"%s\" %s", protocol_op_name(c->req->op), field, what);
+}
+
+static struct json_object *op_version(struct request_ctx *c) {
+        struct json_object *r, *ciphers;
+
+        if ((r = check_fields(c, NULL)))
+                return r;
+        r = protocol_reply_new(c->req->id);
+        ciphers = json_object_new_array();
+        if (!r || !ciphers) {
+                json_object_put(r);
+                json_object_put(ciphers);
+                return NULL;
+        }
+        json_object_object_add(r, "version", json_object_new_string(PACKAGE_VERSION));
+        json_object_object_add(r, "protocol", json_object_new_int(PROTOCOL_VERSION));
+        json_object_object_add(r, "cipher_auto",
+                               json_object_new_string(keystream_cipher_name(keystream_cipher_resolve(KEYSTREAM_AUTO))));
+        json_object_array_add(ciphers, json_object_new_string(keystream_cipher_name(KEYSTREAM_AES_128_CTR)));
+        json_object_array_add(ciphers, json_object_new_string(keystream_cipher_name(KEYSTREAM_CHACHA20)));
+        json_object_object_add(r, "ciphers", ciphers);
+        json_object_object_add(r, "threads", json_object_new_int((int) pool_threads(c->pool)));
+        json_object_object_add(r, "io_size", json_object_new_int64(pool_io_size(c->pool)));
+        json_object_object_add(r, "queue_depth", json_object_new_int(WIPED_QUEUE_DEPTH));
+        json_object_object_add(r, "buffer_memory", json_object_new_uint64(pool_memory(c->pool)));
+        return r;
+}
+
+static struct json_object *op_submit(struct request_ctx *c) {
+        static const char *const fields[] = { "devices", "cipher", "method", NULL };
+        _cleanup_free_ const char **devices = NULL;
+        _cleanup_free_ struct job **jobs = NULL;
+        enum keystream_cipher cipher = KEYSTREAM_AUTO;
+        struct json_object *r, *arr;
+        const char *s;
+        char err[512] = "";
+        size_t n = 0;
+        int k;
+
+        if ((r = check_fields(c, fields)))
+                return r;
+        k = protocol_get_string_array(c->req->obj, "devices", PROTOCOL_DEVICES_MAX, &devices, &n);
+        if (k == -ENOENT)
+                return bad_field(c, "devices", "is required");
+        if (k == -ENOMEM)
+                return NULL;
+        if (k < 0)
+                return bad_field(c, "devices", "must be an array of 1 to 256 device paths");
+        k = protocol_get_string(c->req->obj, "cipher", &s);
+        if (k == 0 && keystream_cipher_from_name(s, &cipher) < 0)
+                return protocol_reply_error(c->req->id, -EINVAL, "submit: unknown cipher \"%.64s\" (auto, aes-128-ctr, chacha20)", s);
+        if (k == -EINVAL)
+                return bad_field(c, "cipher", "must be a string");
+        k = protocol_get_string(c->req->obj, "method", &s);
+        if (k == 0 && strcmp(s, "random") != 0)
+                return protocol_reply_error(c->req->id, -EINVAL, "submit: unknown method \"%.64s\" (random)", s);
+        if (k == -EINVAL)
+                return bad_field(c, "method", "must be a string");
+
+        jobs = calloc(n, sizeof(*jobs));
+        if (!jobs)
+                return NULL;
+        k = job_submit(c->pool, devices, n, cipher, jobs, err, sizeof(err));
+        if (k < 0) {
+                log_warning("submit from uid %u refused: %s", (unsigned) c->uid, err);
+                return protocol_reply_error(c->req->id, k, "%s", err);
+        }
+
+        r = protocol_reply_new(c->req->id);
+        arr = json_object_new_array();
+        if (!r || !arr) {
+                json_object_put(r);
+                json_object_put(arr);
+                return NULL;
+        }
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *j = json_object_new_object();
+
+                json_object_object_add(j, "id", json_object_new_uint64(jobs[i]->id));
+                json_object_object_add(j, "device", json_object_new_string(jobs[i]->device));
+                json_object_array_add(arr, j);
+        }
+        json_object_object_add(r, "jobs", arr);
+        return r;
+}
+
+static struct json_object *jobs_reply(struct request_ctx *c, const uint64_t *ids, size_t n, bool all) {
+        struct json_object *r, *arr;
+
+        for (size_t i = 0; i < n; i++)
+                if (!job_find(ids[i]))
+                        return protocol_reply_error(c->req->id, -ESRCH, "job %" PRIu64 ": no such job", ids[i]);
+        r = protocol_reply_new(c->req->id);
+        arr = json_object_new_array();
+        if (!r || !arr) {
+                json_object_put(r);
+                json_object_put(arr);
+                return NULL;
+        }
+        if (all)
+                for (struct job *j = job_first(); j; j = j->next)
+                        json_object_array_add(arr, job_to_json(j));
+        else
+                for (size_t i = 0; i < n; i++)
+                        json_object_array_add(arr, job_to_json(job_find(ids[i])));
+        json_object_object_add(r, "jobs", arr);
+        return r;
+}
+
+static struct json_object *op_status(struct request_ctx *c) {
+        static const char *const fields[] = { "jobs", NULL };
+        _cleanup_free_ uint64_t *ids = NULL;
+        struct json_object *r;
+        size_t n = 0;
+        int k;
+
+        if ((r = check_fields(c, fields)))
+                return r;
+        k = protocol_get_u64_array(c->req->obj, "jobs", 4096, &ids, &n);
+        if (k == -ENOMEM)
+                return NULL;
+        if (k < 0 && k != -ENOENT)
+                return bad_field(c, "jobs", "must be an array of at most 4096 job ids");
+        return jobs_reply(c, ids, n, k == -ENOENT || n == 0);
+}
+
+static struct json_object *op_list(struct request_ctx *c) {
+        struct json_object *r;
+
+        if ((r = check_fields(c, NULL)))
+                return r;
+        return jobs_reply(c, NULL, 0, true);
+}
+
+/* The job named by the request's "job" field, or an error reply in *reply. */
+static struct job *request_job(struct request_ctx *c, struct json_object **reply) {
+        struct job *job;
+        uint64_t id;
+        int k;
+
+        k = protocol_get_u64(c->req->obj, "job", &id);
+        if (k < 0) {
+                *reply = bad_field(c, "job", k == -ENOENT ? "is required" : "must be a job id");
+                return NULL;
+        }
+        job = job_find(id);
+        if (!job)
+                *reply = protocol_reply_error(c->req->id, -ESRCH, "job %" PRIu64 ": no such job", id);
+        return job;
+}
+
+static struct json_object *op_cancel(struct request_ctx *c) {
+        static const char *const fields[] = { "job", NULL };
+        struct json_object *r = NULL;
+        struct job *job;
+        int k;
+
+        if ((r = check_fields(c, fields)))
+                return r;
+        job = request_job(c, &r);
+        if (!job)
+                return r;
+        k = job_cancel(job);
+        if (k == -EALREADY)
+                return protocol_reply_error(c->req->id, k, "job %" PRIu64 ": already %s", job->id,
+                                            job_state_name(job_get_state(job)));
+        r = protocol_reply_new(c->req->id);
+        if (r)
+                json_object_object_add(r, "job", job_to_json(job));
+        return r;
+}
+
+static struct json_object *op_report(struct request_ctx *c) {
+        static const char *const fields[] = { "job", "keys", NULL };
+        struct json_object *r = NULL;
+        struct job *job;
+        bool keys = false;
+        int k;
+
+        if ((r = check_fields(c, fields)))
+                return r;
+        k = protocol_get_bool(c->req->obj, "keys", &keys);
+        if (k == -EINVAL)
+                return bad_field(c, "keys", "must be true or false");
+        if (keys && c->uid != 0)
+                return protocol_reply_error(c->req->id, -EPERM, "report: permission denied: keys are for root only");
+        job = request_job(c, &r);
+        if (!job)
+                return r;
+        r = protocol_reply_new(c->req->id);
+        if (r)
+                json_object_object_add(r, "report", job_report_json(job, keys));
+        if (keys)
+                log_info("job %" PRIu64 ": keys disclosed to uid %u (pid %d)", job->id, (unsigned) c->uid, (int) c->pid);
+        return r;
+}
+
+static const op_handler handlers[_PROTOCOL_OP_MAX] = {
+        [PROTOCOL_OP_VERSION] = op_version,
+        [PROTOCOL_OP_SUBMIT] = op_submit,
+        [PROTOCOL_OP_STATUS] = op_status,
+        [PROTOCOL_OP_LIST] = op_list,
+        [PROTOCOL_OP_CANCEL] = op_cancel,
+        [PROTOCOL_OP_REPORT] = op_report,
+};
+
+struct json_object *client_handle(struct pool *pool, uid_t uid, gid_t gid, pid_t pid, const char *line, size_t len) {
+        struct protocol_request req;
+        struct request_ctx c = { .pool = pool, .req = &req, .uid = uid, .gid = gid, .pid = pid };
+        struct json_object *reply;
+        const char *err;
+        int r;
+
+        r = protocol_request_parse(&req, line, len, &err);
+        if (r < 0) {
+                reply = protocol_reply_error(req.id, r, "%s", err);
+                protocol_request_done(&req);
+                return reply;
+        }
+        if (protocol_op_mutates(req.op) && !client_privileged(&c))
+                reply = protocol_reply_error(req.id, -EPERM, "%s: permission denied: needs root or the %s group",
+                                             protocol_op_name(req.op), WIPED_GROUP);
+        else
+                reply = handlers[req.op](&c);
+        if (!reply)
+                reply = protocol_reply_error(req.id, -ENOMEM, "out of memory");
+        protocol_request_done(&req);
+        return reply;
+}

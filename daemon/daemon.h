@@ -1,0 +1,149 @@
+/* wiped: private declarations of the daemon, grouped by file. */
+#pragma once
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <syslog.h>
+#include <json-c/json.h>
+
+#include "chunk.h"
+#include "keystream.h"
+
+#define WIPED_STATE_DIR_DEFAULT "/var/lib/wiped"
+#define WIPED_GROUP "wiped"
+#define WIPED_CLIENTS_MAX 1024          /* connections served at once */
+#define WIPED_QUEUE_DEPTH 4             /* writes in flight per worker */
+#define WIPED_THREADS_MAX 256
+#define WIPED_REPLY_BACKLOG_MAX (16u << 20) /* unread reply bytes before a client is dropped */
+
+struct job;
+struct pool;
+
+/* log.c */
+void log_setup(bool verbose);
+void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define log_error(...) log_msg(LOG_ERR, __VA_ARGS__)
+#define log_warning(...) log_msg(LOG_WARNING, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+
+/* device.c */
+struct device_info {
+        char *node;                     /* resolved device node, e.g. /dev/loop3 */
+        dev_t rdev;                     /* device number */
+        uint64_t size;                  /* bytes */
+        uint32_t logical_sector;        /* BLKSSZGET */
+        uint32_t physical_sector;       /* BLKPBSZGET */
+        uint32_t minimum_io;            /* libblkid topology, bytes (0 = unknown) */
+        uint32_t optimal_io;            /* libblkid topology, bytes (0 = unknown) */
+        bool rotational;                /* queue/rotational */
+};
+/* Resolve path, check it is a whole block device that may be written (not read-only, not the
+ * root or /boot file system's device, not empty), and open it O_RDWR|O_EXCL|O_DIRECT|O_CLOEXEC.
+ * Returns the fd (>= 0) and fills *info, or -errno with a message naming the device in err. */
+int device_open(const char *path, struct device_info *info, char *err, size_t err_len);
+void device_info_done(struct device_info *info);
+
+/* job.c */
+enum job_state {
+        JOB_RUNNING,
+        JOB_FLUSHING,
+        JOB_DONE,
+        JOB_FAILED,
+        JOB_CANCELLED,
+        JOB_INTERRUPTED,
+        _JOB_STATE_MAX,
+};
+
+struct job {
+        uint64_t id;
+        char *device;                   /* path as the client gave it */
+        struct device_info info;
+        int fd;                         /* open while the job runs; -1 after it ended */
+        struct chunk_plan plan;
+        enum keystream_cipher cipher;   /* resolved, never AUTO */
+        uint8_t key[KEYSTREAM_KEY_MAX]; /* pass key (from getrandom); cleansed on free */
+        size_t key_len;
+
+        /* Shared with the workers (lock-free). */
+        atomic_uint_fast64_t next_chunk;   /* next chunk index to claim */
+        atomic_uint_fast64_t chunks_done;  /* chunks whose writes all completed */
+        atomic_uint_fast64_t bytes_done;   /* bytes whose writes completed */
+        atomic_uint active_chunks;         /* chunks claimed and not yet released */
+        atomic_bool abort;                 /* cancel, failure or shutdown: claim nothing more */
+        atomic_bool finished;              /* job_finish() ran (exactly once) */
+
+        /* Protected by lock. */
+        pthread_mutex_t lock;
+        enum job_state state;
+        enum job_state abort_state;     /* what abort ends in: CANCELLED, FAILED or INTERRUPTED */
+        int error;                      /* negative errno when failed */
+        char *error_msg;                /* names the device and the offset */
+        double ended_at;                /* CLOCK_REALTIME seconds, 0 while running */
+
+        /* Main thread only. */
+        double started_at;              /* CLOCK_REALTIME seconds */
+        double started_mono;            /* CLOCK_MONOTONIC seconds */
+        double rate_bps;                /* smoothed write rate */
+        uint64_t sample_bytes;          /* bytes_done at the last sample */
+        double sample_mono;             /* time of the last sample */
+        struct job *next;               /* job table order: oldest first */
+};
+
+/* Create and start jobs for every device (all or nothing): returns 0 and the new jobs in
+ * ret[0..n), or -errno with a message naming the refused device in err. */
+int job_submit(struct pool *pool, const char *const *devices, size_t n, enum keystream_cipher cipher,
+               struct job **ret, char *err, size_t err_len);
+struct job *job_find(uint64_t id);
+struct job *job_first(void);
+/* Whether a job with this device number is still running. */
+struct job *job_find_active_rdev(dev_t rdev);
+/* Ask a running job to stop; -EALREADY when it has ended. */
+int job_cancel(struct job *job);
+/* Record the first error of a job and make it stop (any thread). */
+void job_fail(struct job *job, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Called by a worker after releasing a chunk: ends the job when it is complete or aborted. */
+void job_release_chunk(struct job *job, bool completed);
+/* Shutdown: every unfinished job stops and ends interrupted (now, or when its workers release
+ * their chunks). Call before pool_free() and again after it. */
+void job_interrupt_all(void);
+/* Update smoothed rates; called by the main loop about twice a second. */
+void job_sample_rates(void);
+enum job_state job_get_state(struct job *job);
+bool job_state_is_final(enum job_state s);
+const char *job_state_name(enum job_state s);
+/* JSON renderings (see wiped(8) PROTOCOL): NULL on ENOMEM. */
+struct json_object *job_to_json(struct job *job);
+struct json_object *job_report_json(struct job *job, bool with_keys);
+void job_free_all(void);
+
+/* worker.c */
+/* Start threads worker threads, each with its own io_uring of queue_depth writes of io_size
+ * bytes. Returns 0 or -errno. */
+int pool_new(struct pool **ret, unsigned threads, unsigned queue_depth, uint32_t io_size);
+/* Make a job's chunks claimable. */
+void pool_add_job(struct pool *pool, struct job *job);
+/* Stop claiming, wait for in-flight writes, join the threads, free. Accepts NULL. */
+void pool_free(struct pool *pool);
+unsigned pool_threads(struct pool *pool);
+uint32_t pool_io_size(struct pool *pool);
+uint64_t pool_memory(struct pool *pool);
+
+/* server.c */
+struct server_config {
+        const char *socket_path;
+        unsigned threads;
+        bool foreground;
+};
+/* Serve until SIGTERM/SIGINT. listen_fd is already listening. Returns 0 or -errno. */
+int server_run(int listen_fd, struct pool *pool);
+
+/* client.c */
+struct client;
+/* Handle one request line from a client with peer credentials; returns the reply (never NULL
+ * unless out of memory). */
+struct json_object *client_handle(struct pool *pool, uid_t uid, gid_t gid, pid_t pid, const char *line, size_t len);

@@ -1,0 +1,292 @@
+/* The main loop: epoll over the listening socket, the clients, a timer and the signals.
+ * Requests are lines; each is answered in order with one reply line. */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <systemd/sd-daemon.h>
+
+#include "cleanup.h"
+#include "daemon.h"
+#include "protocol.h"
+
+struct conn {
+        int fd;
+        uid_t uid;
+        gid_t gid;
+        pid_t pid;
+        char *in;                       /* bytes read, not yet a whole line */
+        size_t in_len, in_cap;
+        char *out;                      /* reply bytes not yet written */
+        size_t out_len, out_off;
+        bool eof;                       /* peer closed its side: close once out is written */
+        bool drop;                      /* close now (error, or too much unread output) */
+        bool want_out;                  /* EPOLLOUT registered */
+        struct conn *prev, *next;       /* all connections, to close them at exit */
+};
+
+enum { TAG_LISTEN = 1, TAG_SIGNAL, TAG_TIMER };
+static struct conn listen_tag, signal_tag, timer_tag;  /* distinct epoll data pointers */
+
+static unsigned n_conns;
+static struct conn *conns;
+
+static void conn_free(int ep, struct conn *c) {
+        if (!c)
+                return;
+        epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
+        close(c->fd);
+        if (c->prev)
+                c->prev->next = c->next;
+        else
+                conns = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
+        free(c->in);
+        free(c->out);
+        free(c);
+        n_conns--;
+}
+
+static int conn_append(struct conn *c, const char *data, size_t len) {
+        if (c->out_len - c->out_off + len > WIPED_REPLY_BACKLOG_MAX)
+                return -ENOBUFS;
+        if (c->out_off > 0 && c->out_off == c->out_len)
+                c->out_off = c->out_len = 0;
+        {
+                char *n = realloc(c->out, c->out_len + len);
+
+                if (!n)
+                        return -ENOMEM;
+                c->out = n;
+        }
+        memcpy(c->out + c->out_len, data, len);
+        c->out_len += len;
+        return 0;
+}
+
+static void conn_reply(struct conn *c, struct json_object *reply) {
+        _cleanup_free_ char *s = NULL;
+        size_t len = 0;
+
+        if (!reply) {
+                c->drop = true;
+                return;
+        }
+        s = protocol_serialize(reply, &len);
+        json_object_put(reply);
+        if (!s || conn_append(c, s, len) < 0)
+                c->drop = true;
+}
+
+static void conn_flush(int ep, struct conn *c) {
+        while (c->out_off < c->out_len) {
+                ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+                if (n < 0) {
+                        if (errno == EAGAIN || errno == EINTR)
+                                break;
+                        c->drop = true;
+                        return;
+                }
+                c->out_off += (size_t) n;
+        }
+        bool pending = c->out_off < c->out_len;
+        if (pending != c->want_out) {
+                struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP | (pending ? EPOLLOUT : 0), .data.ptr = c };
+
+                epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &ev);
+                c->want_out = pending;
+        }
+}
+
+static void conn_process_lines(struct conn *c, struct pool *pool) {
+        size_t start = 0;
+
+        for (;;) {
+                char *nl = memchr(c->in + start, '\n', c->in_len - start);
+                size_t len;
+
+                if (!nl)
+                        break;
+                len = (size_t) (nl - (c->in + start));
+                if (len > 0)
+                        conn_reply(c, client_handle(pool, c->uid, c->gid, c->pid, c->in + start, len));
+                start += len + 1;
+                if (c->drop)
+                        return;
+        }
+        memmove(c->in, c->in + start, c->in_len - start);
+        c->in_len -= start;
+        if (c->in_len > PROTOCOL_LINE_MAX) {
+                /* A line that can never be a valid request: say so and hang up, since the rest
+                 * of the stream cannot be framed reliably. */
+                conn_reply(c, protocol_reply_error(-1, -EMSGSIZE, "request longer than %d bytes", PROTOCOL_LINE_MAX));
+                c->in_len = 0;
+                c->eof = true;
+        }
+}
+
+static void conn_read(int ep, struct conn *c, struct pool *pool) {
+        for (;;) {
+                ssize_t n;
+
+                if (c->in_cap - c->in_len < 4096) {
+                        size_t cap = c->in_cap ? c->in_cap * 2 : 8192;
+                        char *p;
+
+                        if (cap > PROTOCOL_LINE_MAX + 8192)
+                                cap = PROTOCOL_LINE_MAX + 8192;
+                        p = realloc(c->in, cap);
+                        if (!p) {
+                                c->drop = true;
+                                return;
+                        }
+                        c->in = p;
+                        c->in_cap = cap;
+                }
+                n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, MSG_DONTWAIT);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno != EAGAIN)
+                                c->drop = true;
+                        break;
+                }
+                if (n == 0) {
+                        c->eof = true;
+                        break;
+                }
+                c->in_len += (size_t) n;
+                conn_process_lines(c, pool);
+                if (c->drop || c->eof)
+                        break;
+        }
+        conn_flush(ep, c);
+}
+
+static void server_accept(int ep, int listen_fd) {
+        for (;;) {
+                struct ucred cred;
+                socklen_t sl = sizeof(cred);
+                struct epoll_event ev;
+                struct conn *c;
+                int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+                if (fd < 0) {
+                        if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+                                log_warning("accept: %s", strerror(errno));
+                        return;
+                }
+                if (n_conns >= WIPED_CLIENTS_MAX || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &sl) < 0) {
+                        static const char busy[] = "{\"id\":null,\"ok\":false,\"error\":{\"code\":\"EUSERS\",\"message\":\"too many clients\"}}\n";
+
+                        (void) !send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+                        close(fd);
+                        continue;
+                }
+                c = calloc(1, sizeof(*c));
+                if (!c) {
+                        close(fd);
+                        continue;
+                }
+                *c = (struct conn) { .fd = fd, .uid = cred.uid, .gid = cred.gid, .pid = cred.pid };
+                ev = (struct epoll_event) { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
+                if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+                        close(fd);
+                        free(c);
+                        continue;
+                }
+                c->next = conns;
+                if (conns)
+                        conns->prev = c;
+                conns = c;
+                n_conns++;
+        }
+}
+
+static int add_fd(int ep, int fd, struct conn *tag) {
+        struct epoll_event ev = { .events = EPOLLIN, .data.ptr = tag };
+
+        return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+int server_run(int listen_fd, struct pool *pool) {
+        _cleanup_close_ int ep = -1, sfd = -1, tfd = -1;
+        struct itimerspec its = { .it_interval = { 0, 500000000 }, .it_value = { 0, 500000000 } };
+        sigset_t mask;
+        int r;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+        tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+        ep = epoll_create1(EPOLL_CLOEXEC);
+        if (sfd < 0 || tfd < 0 || ep < 0)
+                return -errno;
+        if (timerfd_settime(tfd, 0, &its, NULL) < 0)
+                return -errno;
+        if ((r = add_fd(ep, listen_fd, &listen_tag)) < 0 || (r = add_fd(ep, sfd, &signal_tag)) < 0 ||
+            (r = add_fd(ep, tfd, &timer_tag)) < 0)
+                return r;
+
+        sd_notify(0, "READY=1\nSTATUS=serving");
+        log_info("ready: %u worker threads, %u MiB of I/O buffers", pool_threads(pool),
+                 (unsigned) (pool_memory(pool) >> 20));
+
+        for (bool running = true; running;) {
+                struct epoll_event evs[64];
+                int n = epoll_wait(ep, evs, 64, -1);
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                for (int i = 0; i < n; i++) {
+                        struct conn *c = evs[i].data.ptr;
+
+                        if (c == &listen_tag) {
+                                server_accept(ep, listen_fd);
+                        } else if (c == &signal_tag) {
+                                struct signalfd_siginfo si;
+
+                                while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+                                        if (si.ssi_signo == SIGHUP) {
+                                                log_info("SIGHUP: nothing to reload");
+                                                continue;
+                                        }
+                                        log_info("%s: stopping", strsignal((int) si.ssi_signo));
+                                        sd_notify(0, "STOPPING=1");
+                                        running = false;
+                                        break;
+                                }
+                        } else if (c == &timer_tag) {
+                                uint64_t ticks;
+
+                                (void) !read(tfd, &ticks, sizeof(ticks));
+                                job_sample_rates();
+                        } else {
+                                if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+                                        conn_read(ep, c, pool);
+                                if (!c->drop && (evs[i].events & EPOLLOUT))
+                                        conn_flush(ep, c);
+                                if (c->drop || (c->eof && c->out_off == c->out_len))
+                                        conn_free(ep, c);
+                        }
+                }
+        }
+        while (conns)
+                conn_free(ep, conns);
+        return 0;
+}
