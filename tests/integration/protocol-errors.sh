@@ -1,0 +1,90 @@
+#!/bin/bash
+# Malformed and hostile requests get a clear error reply and never hurt the daemon; the CLI maps
+# errors to its documented exit codes.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+command -v socat >/dev/null || hard_error "socat missing (tools/install-deps installs it)"
+
+dev=$(make_loop 32M)
+truncate -s 1M "$TEST_DIR/plain-file"
+start_daemon --threads 1
+
+# expect_error LINE CODE: the reply to LINE is an error with this code and a message.
+expect_error() {
+        local reply
+        reply=$(request "$1" | head -n 1)
+        [ "$(echo "$reply" | jq -r '.ok')" = false ] || fail "no error for: ${1:0:80} -> $reply"
+        [ "$(echo "$reply" | jq -r '.error.code')" = "$2" ] || fail "code for ${1:0:80}: $reply (expected $2)"
+        [ -n "$(echo "$reply" | jq -r '.error.message')" ] || fail "no message: $reply"
+}
+
+expect_error 'not json' EBADMSG
+expect_error '[1,2]' EBADMSG
+expect_error '"x"' EBADMSG
+expect_error '{"id":1,"op":"version"' EBADMSG
+expect_error '{"op":"version"}' EINVAL
+expect_error '{"id":-1,"op":"version"}' EINVAL
+expect_error '{"id":"1","op":"version"}' EINVAL
+expect_error '{"id":1,"op":"rm -rf"}' EOPNOTSUPP
+expect_error '{"id":1,"op":"submit"}' EINVAL
+expect_error '{"id":1,"op":"submit","devices":"/dev/sda"}' EINVAL
+expect_error '{"id":1,"op":"submit","devices":[]}' EINVAL
+expect_error '{"id":1,"op":"submit","devices":[1]}' EINVAL
+expect_error '{"id":1,"op":"submit","devices":["'"$dev"'"],"cipher":"rot13"}' EINVAL
+expect_error '{"id":1,"op":"submit","devices":["'"$dev"'"],"method":"gutmann9"}' EINVAL
+expect_error '{"id":1,"op":"submit","devices":["'"$dev"'"],"devcies":["x"]}' EINVAL
+expect_error '{"id":1,"op":"submit","devices":["'"$TEST_DIR"'/plain-file"]}' ENOTBLK
+expect_error '{"id":1,"op":"submit","devices":["/dev/does-not-exist"]}' ENOENT
+expect_error '{"id":1,"op":"status","jobs":[12345]}' ESRCH
+expect_error '{"id":1,"op":"status","jobs":[-3]}' EINVAL
+expect_error '{"id":1,"op":"cancel","job":99999999999999999999}' EINVAL
+expect_error '{"id":1,"op":"cancel"}' EINVAL
+expect_error '{"id":1,"op":"report","job":1,"keys":"yes"}' EINVAL
+
+# The id comes back; several requests on one connection are answered in order.
+replies=$(request '{"id":41,"op":"version"}' 'garbage' '{"id":43,"op":"list"}')
+[ "$(echo "$replies" | jq -s -c '[.[].id]')" = '[41,null,43]' ] || fail "reply ids: $replies"
+
+# An embedded NUL byte.
+reply=$(printf '{"id":5,"op":"version"}\0{"x":1}\n' | socat -t 5 - "UNIX-CONNECT:$SOCK")
+[ "$(echo "$reply" | jq -r '.error.code')" = EBADMSG ] || fail "NUL: $reply"
+
+# A line over the 64 KiB limit: an error, then the connection closes.
+reply=$(head -c 70000 /dev/zero | tr '\0' 'a' | socat -t 5 - "UNIX-CONNECT:$SOCK")
+[ "$(echo "$reply" | jq -r '.error.code')" = EMSGSIZE ] || fail "long line: ${reply:0:200}"
+
+# Deep nesting and a big valid request near the limit.
+reply=$(request "$(printf '%.0s[' $(seq 5000))")
+[ "$(echo "$reply" | jq -r '.error.code')" = EBADMSG ] || fail "deep nesting: $reply"
+pad=$(head -c 60000 /dev/zero | tr '\0' ' ')
+reply=$(request "{\"id\":8,\"op\":\"version\"$pad}")
+[ "$(echo "$reply" | jq -r '.ok')" = true ] || fail "padded request: ${reply:0:200}"
+
+# A client that vanishes without reading its reply.
+for _ in $(seq 20); do printf '{"id":1,"op":"list"}\n' | socat -t 0 - "UNIX-CONNECT:$SOCK" >/dev/null 2>&1; done
+
+# Unprivileged users may look but not wipe, cancel or read keys.
+if command -v setpriv >/dev/null; then
+        chmod 0666 "$SOCK"
+        out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "$WIPECTL_BIN" --socket "$SOCK" wipe --yes "$dev" 2>&1)
+        rc=$?
+        [ $rc = 4 ] || fail "unprivileged wipe exited $rc: $out"
+        echo "$out" | grep -q "permission denied" || fail "unprivileged wipe: $out"
+        setpriv --reuid=nobody --regid=nogroup --clear-groups "$WIPECTL_BIN" --socket "$SOCK" version >/dev/null ||
+                fail "unprivileged version refused"
+fi
+
+# Nothing was written by any of it.
+cmp -n $((32 << 20)) "$dev" /dev/zero || fail "a refused request wrote to $dev"
+
+# CLI exit codes: usage (2), no --yes off a terminal (2), unreachable daemon (3), unknown job (1).
+expect_exit 2 wipectl frobnicate
+expect_exit 2 wipectl wipe "$dev" < /dev/null
+expect_exit 3 "$WIPECTL_BIN" --socket "$TEST_DIR/nope.sock" status
+expect_exit 1 wipectl status 777
+grep -q "777" "$TEST_DIR/err" || fail "unknown job message: $(cat "$TEST_DIR/err")"
+expect_exit 5 wipectl wipe --yes "$TEST_DIR/plain-file"
+
+daemon_alive || fail "daemon died"
+[ "$(wipectl --json version | jq -r '.daemon.protocol // .protocol // empty')" != "" ] || note "version JSON has no protocol field"
+stop_daemon || fail "daemon exit status $?"
+pass

@@ -1,0 +1,136 @@
+# Shared helpers of the integration tests. Source it first thing:  . "${top_srcdir:-.}/tests/lib.sh"
+#
+# Exit codes follow automake's default driver: 0 pass, 1 fail, 77 skip, 99 hard error (a fixture
+# could not be set up: never reported as a pass).
+#
+# Safety: a test writes only to loop devices it created itself with make_loop, over files in its
+# own directory under /dev/shm, and uses exactly the path losetup printed. Every loop device is
+# detached and every daemon stopped on any exit.
+
+set -u
+
+top_srcdir=${top_srcdir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+WIPED=${WIPED:-$top_builddir/daemon/wiped}
+WIPECTL_BIN=${WIPECTL_BIN:-$top_builddir/cli/wipectl}
+TEST_NAME=$(basename "$0" .sh)
+
+skip() { echo "SKIP: $TEST_NAME: $*" >&2; exit 77; }
+fail() { echo "FAIL: $TEST_NAME: $*" >&2; exit 1; }
+hard_error() { echo "ERROR: $TEST_NAME: $*" >&2; exit 99; }
+pass() { echo "PASS: $TEST_NAME${1:+: $1}"; exit 0; }
+note() { echo "# $*"; }
+
+[ "$(id -u)" = 0 ] || skip "needs root (loop devices)"
+command -v losetup >/dev/null || skip "losetup missing"
+command -v jq >/dev/null || hard_error "jq missing (tools/install-deps installs it)"
+command -v openssl >/dev/null || hard_error "openssl missing"
+[ -x "$WIPED" ] || hard_error "$WIPED not built"
+[ -x "$WIPECTL_BIN" ] || hard_error "$WIPECTL_BIN not built"
+
+TEST_DIR=$(mktemp -d /dev/shm/wiped-test.XXXXXX) || hard_error "mktemp failed"
+SOCK=$TEST_DIR/wiped.sock
+STATE=$TEST_DIR/state
+DAEMON_PID=
+
+cleanup() {
+        local rc=$? dev
+        trap - EXIT INT TERM
+        if [ -n "$DAEMON_PID" ]; then
+                kill -TERM "$DAEMON_PID" 2>/dev/null
+                wait "$DAEMON_PID" 2>/dev/null
+        fi
+        if [ -f "$TEST_DIR/mounts" ]; then
+                while read -r dev; do umount "$dev" 2>/dev/null; done < "$TEST_DIR/mounts"
+        fi
+        if [ -f "$TEST_DIR/loops" ]; then
+                while read -r dev; do losetup -d "$dev" 2>/dev/null; done < "$TEST_DIR/loops"
+        fi
+        if [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ -f "$TEST_DIR/daemon.log" ]; then
+                echo "--- daemon log ---" >&2
+                tail -n 40 "$TEST_DIR/daemon.log" >&2
+        fi
+        rm -rf "$TEST_DIR"
+        exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# make_loop SIZE [SECTOR]: a loop device with direct I/O over a new zero-filled file of SIZE
+# (truncate syntax) in the test directory; prints the device path losetup printed.
+# (Called in $(...): a subshell, so the file name comes from mktemp, not a counter.)
+make_loop() {
+        local size=$1 sector=${2:-512} file dev
+        file=$(mktemp "$TEST_DIR/disk.XXXXXX") || hard_error "mktemp failed"
+        truncate -s "$size" "$file" || hard_error "cannot create $file"
+        dev=$(losetup -f --show --direct-io=on --sector-size "$sector" "$file") || hard_error "losetup failed"
+        case $dev in /dev/loop*) ;; *) hard_error "losetup printed '$dev'" ;; esac
+        echo "$dev" >> "$TEST_DIR/loops"
+        echo "$dev"
+}
+
+# start_daemon [OPTION...]: wiped on the test's own socket and state directory.
+start_daemon() {
+        "$WIPED" --socket "$SOCK" --state-dir "$STATE" --foreground "$@" >> "$TEST_DIR/daemon.log" 2>&1 &
+        DAEMON_PID=$!
+        for _ in $(seq 100); do
+                [ -S "$SOCK" ] && wipectl version >/dev/null 2>&1 && return 0
+                kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$TEST_DIR/daemon.log" >&2; hard_error "wiped exited at start"; }
+                sleep 0.1
+        done
+        hard_error "wiped did not come up on $SOCK"
+}
+
+stop_daemon() {
+        [ -n "$DAEMON_PID" ] || return 0
+        kill -TERM "$DAEMON_PID"
+        wait "$DAEMON_PID"
+        local rc=$?
+        DAEMON_PID=
+        return $rc
+}
+
+daemon_alive() { [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; }
+
+wipectl() { "$WIPECTL_BIN" --socket "$SOCK" "$@"; }
+
+# request LINE...: send raw protocol lines on one connection, print the reply lines.
+request() {
+        printf '%s\n' "$@" | socat -t 5 - "UNIX-CONNECT:$SOCK"
+}
+
+# job_field ID FIELD: one field of a job's status.
+job_field() { wipectl --json status "$1" | jq -r ".jobs[0].$2"; }
+
+# wait_job ID [SECONDS]: until the job has ended; prints its final state.
+wait_job() {
+        local id=$1 limit=${2:-120} state
+        for _ in $(seq $((limit * 10))); do
+                state=$(job_field "$id" state) || return 1
+                case $state in done|failed|cancelled|interrupted) echo "$state"; return 0 ;; esac
+                sleep 0.1
+        done
+        fail "job $id did not end within ${limit}s"
+}
+
+# job_key ID: the hex key of the job's random pass (report --keys, root only).
+job_key() { wipectl --json report --keys "$1" | jq -r '.passes[0].key'; }
+job_cipher() { wipectl --json report "$1" | jq -r '.passes[0].cipher'; }
+
+# check_keystream DEV CIPHER KEY: every byte of DEV equals the openssl CLI's keystream.
+check_keystream() {
+        local dev=$1 cipher=$2 key=$3 size
+        size=$(blockdev --getsize64 "$dev") || hard_error "blockdev $dev"
+        openssl enc "-$cipher" -K "$key" -iv 00000000000000000000000000000000 -in /dev/zero 2>/dev/null |
+                head -c "$size" | cmp - "$dev" ||
+                fail "$dev: contents differ from openssl enc -$cipher with the reported key"
+}
+
+# expect_exit CODE COMMAND...: run it, fail unless it exits with CODE; its stderr goes to $TEST_DIR/err.
+expect_exit() {
+        local want=$1 rc
+        shift
+        "$@" > "$TEST_DIR/out" 2> "$TEST_DIR/err"
+        rc=$?
+        [ "$rc" = "$want" ] || { cat "$TEST_DIR/err" >&2; fail "'$*' exited $rc, expected $want"; }
+}

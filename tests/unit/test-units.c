@@ -1,0 +1,73 @@
+/* Formatting and parsing of sizes, rates and durations. */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "units.h"
+
+static void test_size(void **state) {
+        char b[32];
+
+        (void) state;
+        assert_string_equal(units_size(b, sizeof(b), 0), "0 B");
+        assert_string_equal(units_size(b, sizeof(b), 1023), "1023 B");
+        assert_string_equal(units_size(b, sizeof(b), 1024), "1.00 KiB");
+        assert_string_equal(units_size(b, sizeof(b), 1ULL << 30), "1.00 GiB");
+        assert_string_equal(units_size(b, sizeof(b), (256ULL << 20) + 4096), "256 MiB");
+        assert_string_equal(units_size(b, sizeof(b), 15ULL << 40), "15.0 TiB");
+}
+
+static void test_rate(void **state) {
+        char b[32];
+
+        (void) state;
+        assert_string_equal(units_rate(b, sizeof(b), 1234.5e6), "1234.5 MB/s");
+        assert_string_equal(units_rate(b, sizeof(b), -1), "0.0 MB/s");
+}
+
+static void test_duration(void **state) {
+        char b[32];
+
+        (void) state;
+        assert_string_equal(units_duration(b, sizeof(b), -1), "-");
+        assert_string_equal(units_duration(b, sizeof(b), 45), "45s");
+        assert_string_equal(units_duration(b, sizeof(b), 245), "4m05s");
+        assert_string_equal(units_duration(b, sizeof(b), 2 * 3600 + 13 * 60 + 5), "2h13m");
+        assert_string_equal(units_duration(b, sizeof(b), 5 * 86400 + 3 * 3600), "5d03h");
+}
+
+static void test_parse(void **state) {
+        uint64_t v;
+
+        (void) state;
+        assert_int_equal(units_parse_size("4096", &v), 0);
+        assert_int_equal(v, 4096);
+        assert_int_equal(units_parse_size("1M", &v), 0);
+        assert_int_equal(v, 1 << 20);
+        assert_int_equal(units_parse_size("2GiB", &v), 0);
+        assert_int_equal(v, 2ULL << 30);
+        assert_int_equal(units_parse_size("64k", &v), 0);
+        assert_int_equal(v, 64 << 10);
+        assert_int_equal(units_parse_size("", &v), -EINVAL);
+        assert_int_equal(units_parse_size("-1", &v), -EINVAL);
+        assert_int_equal(units_parse_size("1X", &v), -EINVAL);
+        assert_int_equal(units_parse_size("1Mfoo", &v), -EINVAL);
+        assert_int_equal(units_parse_size("99999999999999999999", &v), -ERANGE);
+        assert_int_equal(units_parse_size("17179869184E", &v), -ERANGE);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_size),
+                cmocka_unit_test(test_rate),
+                cmocka_unit_test(test_duration),
+                cmocka_unit_test(test_parse),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
