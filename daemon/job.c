@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
@@ -152,22 +153,26 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, enum key
                 return -ENOMEM;
         cipher = keystream_cipher_resolve(cipher);
 
+        /* The same device twice (perhaps under two names) is a mistake in the request. */
+        for (i = 0; i < n; i++) {
+                struct stat a, b;
+
+                if (stat(devices[i], &a) < 0 || !S_ISBLK(a.st_mode))
+                        continue;
+                for (size_t k = 0; k < i; k++)
+                        if (stat(devices[k], &b) == 0 && S_ISBLK(b.st_mode) && a.st_rdev == b.st_rdev) {
+                                snprintf(err, err_len, "%s: refusing: named twice in one request (also as %s)",
+                                         devices[i], devices[k]);
+                                return -EINVAL;
+                        }
+        }
+
         for (i = 0; i < n; i++) {
                 struct device_info info;
                 int fd = device_open(devices[i], &info, err, err_len);
 
                 if (fd < 0) {
                         r = fd;
-                        break;
-                }
-                for (size_t k = 0; k < i; k++)
-                        if (made[k]->info.rdev == info.rdev) {
-                                snprintf(err, err_len, "%s: refusing: named twice in one request", info.node);
-                                r = -EINVAL;
-                        }
-                if (r < 0) {
-                        close(fd);
-                        device_info_done(&info);
                         break;
                 }
                 made[i] = job_new(devices[i], fd, &info, cipher, pool_io_size(pool), &r);

@@ -29,8 +29,11 @@ expect_exit 5 wipectl wipe --yes "$good" "$fs"
 cmp -n $((32 << 20)) "$good" /dev/zero || fail "$good was written by a refused request"
 [ "$(wipectl --json list | jq '.jobs | length')" = 0 ] || fail "a refused request left a job"
 
-expect_exit 5 wipectl wipe --yes "$good" "$good"
-grep -q "twice" "$TEST_DIR/err" || fail "duplicate: $(cat "$TEST_DIR/err")"
+# The same device twice: the CLI refuses it as a usage error, the daemon on its own too.
+expect_exit 2 wipectl wipe --yes "$good" "$good"
+reply=$(printf '{"id":1,"op":"submit","devices":["%s","%s"]}\n' "$good" "$TEST_DIR/link-good" |
+        { ln -s "$good" "$TEST_DIR/link-good"; socat -t 5 - "UNIX-CONNECT:$SOCK"; })
+echo "$reply" | grep -q "named twice" || fail "duplicate via a symlink: $reply"
 
 # A symlink is resolved and the real node named.
 ln -s "$fs" "$TEST_DIR/link"
