@@ -1,0 +1,269 @@
+/* The connection to wiped: one request line out, one reply line back, errors to exit statuses. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "wipectl.h"
+
+#define CLIENT_BUF_INITIAL (64 * 1024)
+
+int client_connect(struct client *c, const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_close_ int fd = -1;
+
+        client_close(c);
+        c->path = path;
+        c->origin = CLIENT_ORIGIN_TRANSPORT;
+        if (strlen(path) >= sizeof(sa.sun_path)) {
+                wipectl_error("%s: socket path too long", path);
+                return -ENAMETOOLONG;
+        }
+        strcpy(sa.sun_path, path);
+
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+                int r = -errno;
+
+                c->origin = CLIENT_ORIGIN_LOCAL;
+                wipectl_error("%s: cannot create socket: %s", path, strerror(-r));
+                return r;
+        }
+        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                int r = -errno;
+
+                wipectl_error("%s: cannot connect to wiped: %s", path, strerror(-r));
+                return r;
+        }
+        c->fd = TAKE_FD(fd);
+        return 0;
+}
+
+void client_close(struct client *c) {
+        if (c->fd >= 0)
+                close(c->fd);
+        c->fd = -1;
+        free(c->buf);
+        c->buf = NULL;
+        c->buf_len = c->buf_size = 0;
+}
+
+/* Whether a failed system call should abort the call in progress because the user pressed
+ * Ctrl-C; plain EINTR otherwise means "try again". */
+static bool client_interrupted(const struct client *c) {
+        return c->interrupted && *c->interrupted;
+}
+
+/* Write all of buf. 0 or -errno (reported). */
+static int client_send(struct client *c, const char *buf, size_t len) {
+        while (len > 0) {
+                ssize_t k = send(c->fd, buf, len, MSG_NOSIGNAL);
+
+                if (k < 0) {
+                        int r = -errno;
+
+                        if (r == -EINTR && !client_interrupted(c))
+                                continue;
+                        if (r == -EINTR) {
+                                c->origin = CLIENT_ORIGIN_LOCAL;
+                                return r;
+                        }
+                        c->origin = CLIENT_ORIGIN_TRANSPORT;
+                        wipectl_error("%s: connection lost: %s", c->path, strerror(-r));
+                        return r;
+                }
+                buf += k;
+                len -= (size_t) k;
+        }
+        return 0;
+}
+
+/* Read until c->buf holds a whole line; *line_len is its length without the '\n'. The buffer
+ * grows as needed up to CLIENT_REPLY_MAX. 0 or -errno (reported). */
+static int client_receive_line(struct client *c, size_t *line_len) {
+        size_t scanned = 0;
+
+        for (;;) {
+                char *nl = c->buf ? memchr(c->buf + scanned, '\n', c->buf_len - scanned) : NULL;
+                ssize_t k;
+
+                if (nl) {
+                        *line_len = (size_t) (nl - c->buf);
+                        return 0;
+                }
+                scanned = c->buf_len;
+                if (c->buf_len > CLIENT_REPLY_MAX) {
+                        c->origin = CLIENT_ORIGIN_TRANSPORT;
+                        wipectl_error("%s: reply longer than %d MiB", c->path, CLIENT_REPLY_MAX >> 20);
+                        return -EMSGSIZE;
+                }
+                if (c->buf_len == c->buf_size) {
+                        size_t size = c->buf_size ? c->buf_size * 2 : CLIENT_BUF_INITIAL;
+                        char *p;
+
+                        if (size > CLIENT_REPLY_MAX + 1)
+                                size = CLIENT_REPLY_MAX + 1;
+                        p = realloc(c->buf, size);
+                        if (!p) {
+                                c->origin = CLIENT_ORIGIN_LOCAL;
+                                wipectl_error("%s: out of memory for the reply", c->path);
+                                return -ENOMEM;
+                        }
+                        c->buf = p;
+                        c->buf_size = size;
+                }
+                k = read(c->fd, c->buf + c->buf_len, c->buf_size - c->buf_len);
+                if (k < 0) {
+                        int r = -errno;
+
+                        if (r == -EINTR && !client_interrupted(c))
+                                continue;
+                        if (r == -EINTR) {
+                                c->origin = CLIENT_ORIGIN_LOCAL;
+                                return r;
+                        }
+                        c->origin = CLIENT_ORIGIN_TRANSPORT;
+                        wipectl_error("%s: connection lost: %s", c->path, strerror(-r));
+                        return r;
+                }
+                if (k == 0) {
+                        c->origin = CLIENT_ORIGIN_TRANSPORT;
+                        wipectl_error("%s: connection closed by wiped", c->path);
+                        return -ECONNRESET;
+                }
+                c->buf_len += (size_t) k;
+        }
+}
+
+/* Drop the first len bytes (a line and its '\n') from the buffer. */
+static void client_consume(struct client *c, size_t len) {
+        memmove(c->buf, c->buf + len, c->buf_len - len);
+        c->buf_len -= len;
+}
+
+/* Whether the reply's "id" is ours; error replies may carry null when the daemon could not read
+ * the request. */
+static bool client_id_matches(struct json_object *reply, int64_t id, bool ok) {
+        struct json_object *v = NULL;
+
+        if (!json_object_object_get_ex(reply, "id", &v) || !v)
+                return !ok;
+        return json_object_is_type(v, json_type_int) && json_object_get_int64(v) == id;
+}
+
+int client_call(struct client *c, struct json_object *request, struct json_object **ret) {
+        _cleanup_json_ struct json_object *reply = NULL;
+        _cleanup_free_ char *line = NULL;
+        const char *message = NULL, *opname = NULL;
+        struct json_object *v = NULL;
+        size_t len = 0, line_len = 0;
+        int64_t id;
+        int r;
+
+        *ret = NULL;
+        c->origin = CLIENT_ORIGIN_LOCAL;
+        c->op = PROTOCOL_OP_INVALID;
+        if (json_object_object_get_ex(request, "op", &v))
+                opname = json_object_get_string(v);
+        c->op = protocol_op_from_name(opname);
+        if (c->fd < 0) {
+                c->origin = CLIENT_ORIGIN_TRANSPORT;
+                wipectl_error("%s: not connected", c->path ? c->path : "wiped");
+                return -ENOTCONN;
+        }
+
+        id = c->next_id++;
+        if (json_object_object_add(request, "id", json_object_new_int64(id)) < 0) {
+                wipectl_error("%s: out of memory", opname ? opname : "request");
+                return -ENOMEM;
+        }
+        line = protocol_serialize(request, &len);
+        if (!line) {
+                wipectl_error("%s: out of memory", opname ? opname : "request");
+                return -ENOMEM;
+        }
+        if (len - 1 > PROTOCOL_LINE_MAX) {
+                wipectl_error("%s: request longer than %d bytes", opname ? opname : "request", PROTOCOL_LINE_MAX);
+                return -EMSGSIZE;
+        }
+
+        r = client_send(c, line, len);
+        if (r < 0)
+                return r;
+        r = client_receive_line(c, &line_len);
+        if (r < 0)
+                return r;
+
+        r = protocol_reply_parse(c->buf, line_len, &reply, &message);
+        if (r == -EBADMSG || !client_id_matches(reply, id, r == 0)) {
+                c->origin = CLIENT_ORIGIN_TRANSPORT;
+                wipectl_error("%s: %s", c->path, r == -EBADMSG && message ? message : "reply to another request");
+                /* The stream is out of step with our requests: do not use it again. */
+                client_close(c);
+                return -EBADMSG;
+        }
+        client_consume(c, line_len + 1);
+        if (r < 0) {
+                c->origin = CLIENT_ORIGIN_DAEMON;
+                if (message && *message)
+                        wipectl_error("%s", message);
+                else
+                        wipectl_error("%s: %s", opname ? opname : "request", strerror(-r));
+                return r;
+        }
+        *ret = TAKE_PTR(reply);
+        return 0;
+}
+
+int client_call_simple(struct client *c, enum protocol_op op, struct json_object **ret) {
+        _cleanup_json_ struct json_object *request = protocol_request_new(0, op);
+
+        *ret = NULL;
+        if (!request) {
+                c->origin = CLIENT_ORIGIN_LOCAL;
+                wipectl_error("%s: out of memory", protocol_op_name(op));
+                return -ENOMEM;
+        }
+        return client_call(c, request, ret);
+}
+
+int client_translate_errno(const struct client *c, int r) {
+        int e = r < 0 ? -r : r;
+
+        if (e == 0)
+                return WIPECTL_EXIT_OK;
+        if (e == EPERM || e == EACCES)
+                return WIPECTL_EXIT_PERMISSION;
+
+        switch (c->origin) {
+        case CLIENT_ORIGIN_TRANSPORT:
+                /* A daemon that answers nonsense is reachable; anything else is not. */
+                if (e == EBADMSG || e == EMSGSIZE || e == EPROTO)
+                        return WIPECTL_EXIT_FAILURE;
+                return WIPECTL_EXIT_UNREACHABLE;
+        case CLIENT_ORIGIN_DAEMON:
+                switch (e) {
+                case ENOENT:
+                case ENOTBLK:
+                case EBUSY:
+                case EROFS:
+                case ENXIO:
+                case ENODEV:
+                case EEXIST:
+                        return WIPECTL_EXIT_REFUSED;
+                case EINVAL:
+                        /* Only a submit names devices; elsewhere EINVAL is a bad request. */
+                        return c->op == PROTOCOL_OP_SUBMIT ? WIPECTL_EXIT_REFUSED : WIPECTL_EXIT_FAILURE;
+                default:
+                        return WIPECTL_EXIT_FAILURE;
+                }
+        case CLIENT_ORIGIN_LOCAL:
+        default:
+                return WIPECTL_EXIT_FAILURE;
+        }
+}

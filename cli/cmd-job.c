@@ -1,0 +1,263 @@
+/* wipectl status, list, cancel, report, version: one request, one reply, one rendering. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "wipectl.h"
+
+/* Send request, and print the reply as kind: the reply without "id" and "ok", or, when unwrap is
+ * set, the object under that key. Returns an exit status. */
+static int cmd_job_run(const struct wipectl_options *opts, struct json_object *request, enum output_kind kind,
+                       const char *unwrap) {
+        _cleanup_json_ struct json_object *reply = NULL, *result = NULL;
+        struct client c = CLIENT_INIT;
+        struct json_object *inner = NULL;
+        int r;
+
+        if (!request) {
+                wipectl_error("request: out of memory");
+                return WIPECTL_EXIT_FAILURE;
+        }
+        r = client_connect(&c, opts->socket_path);
+        if (r >= 0)
+                r = client_call(&c, request, &reply);
+        if (r < 0) {
+                r = client_translate_errno(&c, r);
+                client_close(&c);
+                return r;
+        }
+        client_close(&c);
+
+        if (unwrap) {
+                if (!json_object_object_get_ex(reply, unwrap, &inner) || !json_object_is_type(inner, json_type_object)) {
+                        wipectl_error("%s: reply without \"%s\"", opts->socket_path, unwrap);
+                        return WIPECTL_EXIT_FAILURE;
+                }
+                result = json_object_get(inner);
+        } else
+                result = output_from_reply(reply);
+        if (!result || output_render(kind, result, opts->json) < 0) {
+                wipectl_error("stdout: write error");
+                return WIPECTL_EXIT_FAILURE;
+        }
+        return WIPECTL_EXIT_OK;
+}
+
+/* getopt_long for commands whose only option is --help, plus the extra ones of report. Returns -1
+ * when parsing is done, or an exit status to return. */
+static int cmd_job_options(const struct cmd_entry *self, int argc, char **argv, bool *keys) {
+        static const struct option options[] = {
+                { "keys", no_argument, NULL, 'k' },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        int opt;
+
+        /* Only report knows --keys; everyone else sees the table without it. */
+        while ((opt = getopt_long(argc, argv, ":h", keys ? options : options + 1, NULL)) >= 0)
+                switch (opt) {
+                case 'k':
+                        *keys = true;
+                        break;
+                case 'h':
+                        cmd_usage(self, stdout);
+                        return WIPECTL_EXIT_OK;
+                default:
+                        return cmd_option_error(self, argv, opt);
+                }
+        return -1;
+}
+
+/* A request for op with "job": the single JOB argument. NULL with *status set on a usage error. */
+static struct json_object *cmd_job_one(const struct cmd_entry *self, enum protocol_op op, int argc, char **argv,
+                                       int *status) {
+        struct json_object *req;
+        int64_t id;
+
+        if (argc - optind != 1) {
+                *status = cmd_usage_error(self, argc - optind < 1 ? "no job given" : "one job at a time");
+                return NULL;
+        }
+        if (wipectl_parse_job_id(argv[optind], &id) < 0) {
+                *status = cmd_usage_error(self, "%s: not a job id", argv[optind]);
+                return NULL;
+        }
+        req = protocol_request_new(0, op);
+        if (req && json_object_object_add(req, "job", json_object_new_int64(id)) < 0) {
+                json_object_put(req);
+                req = NULL;
+        }
+        *status = req ? WIPECTL_EXIT_OK : WIPECTL_EXIT_FAILURE;
+        if (!req)
+                wipectl_error("%s: out of memory", self->name);
+        return req;
+}
+
+static int cmd_job_status_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc,
+                               char **argv) {
+        _cleanup_json_ struct json_object *request = NULL;
+        struct json_object *jobs = NULL;
+        int r;
+
+        r = cmd_job_options(self, argc, argv, NULL);
+        if (r >= 0)
+                return r;
+        request = protocol_request_new(0, PROTOCOL_OP_STATUS);
+        if (!request) {
+                wipectl_error("status: out of memory");
+                return WIPECTL_EXIT_FAILURE;
+        }
+        if (optind < argc) {
+                jobs = json_object_new_array();
+                if (!jobs || json_object_object_add(request, "jobs", jobs) < 0) {
+                        json_object_put(jobs);
+                        wipectl_error("status: out of memory");
+                        return WIPECTL_EXIT_FAILURE;
+                }
+        }
+        for (int i = optind; i < argc; i++) {
+                int64_t id;
+
+                if (wipectl_parse_job_id(argv[i], &id) < 0)
+                        return cmd_usage_error(self, "%s: not a job id", argv[i]);
+                if (json_object_array_add(jobs, json_object_new_int64(id)) < 0) {
+                        wipectl_error("status: out of memory");
+                        return WIPECTL_EXIT_FAILURE;
+                }
+        }
+        return cmd_job_run(opts, request, OUTPUT_JOBS, NULL);
+}
+
+static int cmd_job_list_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc,
+                             char **argv) {
+        _cleanup_json_ struct json_object *request = NULL;
+        int r;
+
+        r = cmd_job_options(self, argc, argv, NULL);
+        if (r >= 0)
+                return r;
+        if (optind < argc)
+                return cmd_usage_error(self, "unexpected argument '%s'", argv[optind]);
+        request = protocol_request_new(0, PROTOCOL_OP_LIST);
+        return cmd_job_run(opts, request, OUTPUT_JOBS, NULL);
+}
+
+static int cmd_job_cancel_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc,
+                               char **argv) {
+        _cleanup_json_ struct json_object *request = NULL;
+        int r;
+
+        r = cmd_job_options(self, argc, argv, NULL);
+        if (r >= 0)
+                return r;
+        request = cmd_job_one(self, PROTOCOL_OP_CANCEL, argc, argv, &r);
+        if (!request)
+                return r;
+        return cmd_job_run(opts, request, OUTPUT_JOB, NULL);
+}
+
+static int cmd_job_report_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc,
+                               char **argv) {
+        _cleanup_json_ struct json_object *request = NULL;
+        bool keys = false;
+        int r;
+
+        r = cmd_job_options(self, argc, argv, &keys);
+        if (r >= 0)
+                return r;
+        request = cmd_job_one(self, PROTOCOL_OP_REPORT, argc, argv, &r);
+        if (!request)
+                return r;
+        if (json_object_object_add(request, "keys", json_object_new_boolean(keys)) < 0) {
+                wipectl_error("report: out of memory");
+                return WIPECTL_EXIT_FAILURE;
+        }
+        return cmd_job_run(opts, request, OUTPUT_REPORT, "report");
+}
+
+/* The client's version always; the daemon's when it answers. */
+static int cmd_job_version_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc,
+                                char **argv) {
+        _cleanup_json_ struct json_object *reply = NULL, *result = NULL;
+        struct client c = CLIENT_INIT;
+        int r, status = WIPECTL_EXIT_OK;
+
+        r = cmd_job_options(self, argc, argv, NULL);
+        if (r >= 0)
+                return r;
+        if (optind < argc)
+                return cmd_usage_error(self, "unexpected argument '%s'", argv[optind]);
+
+        result = json_object_new_object();
+        if (!result || json_object_object_add(result, "client", json_object_new_string(PACKAGE_VERSION)) < 0) {
+                wipectl_error("version: out of memory");
+                return WIPECTL_EXIT_FAILURE;
+        }
+        r = client_connect(&c, opts->socket_path);
+        if (r >= 0)
+                r = client_call_simple(&c, PROTOCOL_OP_VERSION, &reply);
+        if (r < 0)
+                status = client_translate_errno(&c, r);
+        client_close(&c);
+        if (reply) {
+                struct json_object *daemon = output_from_reply(reply);
+                int64_t protocol = output_get_int(reply, "protocol", -1);
+
+                if (protocol != PROTOCOL_VERSION)
+                        wipectl_error("%s: wiped speaks protocol %" PRId64 ", wipectl speaks %d", opts->socket_path,
+                                      protocol, PROTOCOL_VERSION);
+
+                if (!daemon || json_object_object_add(result, "daemon", daemon) < 0) {
+                        json_object_put(daemon);
+                        wipectl_error("version: out of memory");
+                        return WIPECTL_EXIT_FAILURE;
+                }
+        }
+        if (output_render(OUTPUT_VERSION, result, opts->json) < 0) {
+                wipectl_error("stdout: write error");
+                return WIPECTL_EXIT_FAILURE;
+        }
+        return status;
+}
+
+const struct cmd_entry cmd_status_entry = {
+        .name = "status",
+        .args = "[JOB...]",
+        .summary = "Show the given jobs, or all jobs",
+        .exec = cmd_job_status_exec,
+};
+
+const struct cmd_entry cmd_list_entry = {
+        .name = "list",
+        .args = "",
+        .summary = "Show every job the daemon knows, oldest first",
+        .exec = cmd_job_list_exec,
+};
+
+const struct cmd_entry cmd_cancel_entry = {
+        .name = "cancel",
+        .args = "JOB",
+        .summary = "Stop a job; what it wrote stays written",
+        .exec = cmd_job_cancel_exec,
+};
+
+const struct cmd_entry cmd_report_entry = {
+        .name = "report",
+        .args = "[--keys] JOB",
+        .summary = "Show the wipe report of a job",
+        .help = "  --keys               include each pass's key and the openssl command that checks\n"
+                "                       the device (needs root)\n",
+        .exec = cmd_job_report_exec,
+};
+
+const struct cmd_entry cmd_version_entry = {
+        .name = "version",
+        .args = "",
+        .summary = "Show the versions of wipectl and wiped",
+        .exec = cmd_job_version_exec,
+};

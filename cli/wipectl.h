@@ -1,0 +1,150 @@
+/* wipectl: the command-line client of wiped. One private header for the whole program, grouped
+ * by the file that defines each thing (tmux's tmux.h is the model). */
+#pragma once
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <json-c/json.h>
+
+#include "protocol.h"
+
+/* Exit statuses, documented in wipectl(1) "EXIT STATUS". */
+enum wipectl_exit {
+        WIPECTL_EXIT_OK = 0,
+        WIPECTL_EXIT_FAILURE = 1,       /* the daemon reported an error, or another failure */
+        WIPECTL_EXIT_USAGE = 2,         /* bad command line, or a confirmation that was not given */
+        WIPECTL_EXIT_UNREACHABLE = 3,   /* cannot connect to the daemon, or the connection was lost */
+        WIPECTL_EXIT_PERMISSION = 4,    /* EPERM or EACCES */
+        WIPECTL_EXIT_REFUSED = 5,       /* the daemon refused a device */
+        WIPECTL_EXIT_JOB_FAILED = 6,    /* a waited-for job ended "failed" */
+        WIPECTL_EXIT_JOB_CANCELLED = 7, /* a waited-for job ended "cancelled", and none failed */
+        WIPECTL_EXIT_DETACHED = 130,    /* Ctrl-C while waiting; the jobs keep running */
+};
+
+/* main.c */
+
+/* Global options, parsed before the command name and read-only afterwards. */
+struct wipectl_options {
+        const char *socket_path;        /* --socket, $WIPED_SOCKET, or PROTOCOL_SOCKET_DEFAULT */
+        bool json;                      /* --json: print the command's JSON object instead of text */
+};
+
+/* One subcommand (tmux's cmd_entry). exec() gets argv[0] = the command name and returns an exit
+ * status from enum wipectl_exit. Each command parses its own options with getopt_long. */
+struct cmd_entry {
+        const char *name;
+        const char *args;               /* synopsis after the name, "[--keys] JOB" */
+        const char *summary;            /* one line for "wipectl --help" */
+        const char *help;               /* option lines for "wipectl NAME --help", or NULL */
+        int (*exec)(const struct cmd_entry *self, const struct wipectl_options *opts, int argc, char **argv);
+};
+
+/* Print "Usage: wipectl [OPTIONS] NAME ARGS" and the command's help to f. */
+void cmd_usage(const struct cmd_entry *entry, FILE *f);
+/* Report a usage error for a command: "wipectl: NAME: <message>" and a hint; returns
+ * WIPECTL_EXIT_USAGE. */
+int cmd_usage_error(const struct cmd_entry *entry, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Report getopt_long's '?' or ':' result c (with opterr = 0 and a ':' optstring) as a usage
+ * error; returns WIPECTL_EXIT_USAGE. */
+int cmd_option_error(const struct cmd_entry *entry, char **argv, int c);
+/* Print "wipectl: <message>" on stderr, one line. The message names its object first. */
+void wipectl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Parse a job id (a decimal integer from 0 to 2^53). 0 or -EINVAL. */
+int wipectl_parse_job_id(const char *s, int64_t *ret);
+
+/* cmd-wipe.c */
+extern const struct cmd_entry cmd_wipe_entry;
+
+/* cmd-job.c */
+extern const struct cmd_entry cmd_status_entry;
+extern const struct cmd_entry cmd_list_entry;
+extern const struct cmd_entry cmd_cancel_entry;
+extern const struct cmd_entry cmd_report_entry;
+extern const struct cmd_entry cmd_version_entry;
+
+/* client.c */
+
+/* Where the last error of a client came from; decides its exit status. */
+enum client_origin {
+        CLIENT_ORIGIN_LOCAL,            /* this program: memory, arguments */
+        CLIENT_ORIGIN_TRANSPORT,        /* the socket: connect, send, receive */
+        CLIENT_ORIGIN_DAEMON,           /* an error reply from the daemon */
+};
+
+/* One connection to the daemon, carrying requests in sequence. Initialise with CLIENT_INIT. */
+struct client {
+        const char *path;               /* socket path (borrowed) */
+        int fd;                         /* -1 when not connected */
+        int64_t next_id;                /* id of the next request */
+        char *buf;                      /* received bytes not yet consumed */
+        size_t buf_len;                 /* bytes held in buf */
+        size_t buf_size;                /* allocated size of buf */
+        const volatile sig_atomic_t *interrupted; /* when set and non-zero, EINTR aborts a call */
+        enum client_origin origin;      /* origin of the last error */
+        enum protocol_op op;            /* op of the last request */
+};
+#define CLIENT_INIT { .fd = -1, .next_id = 1, .origin = CLIENT_ORIGIN_LOCAL, .op = PROTOCOL_OP_INVALID }
+#define CLIENT_REPLY_MAX (16 * 1024 * 1024) /* longest reply line accepted, bytes */
+
+/* Connect to the Unix socket at path. 0, or -errno after printing "wipectl: PATH: ..." */
+int client_connect(struct client *c, const char *path);
+/* Close the connection and free the buffer; c can be connected again. Accepts a closed client. */
+void client_close(struct client *c);
+/* Send request (its "id" is set here; the caller keeps ownership) and wait for the reply.
+ * On success returns 0 and *ret owns the reply. On failure prints one line on stderr (the
+ * daemon's message, or the socket path and what went wrong) and returns -errno; c->origin says
+ * where the error came from. -EINTR when c->interrupted was set while waiting. */
+int client_call(struct client *c, struct json_object *request, struct json_object **ret);
+/* Convenience: request op with no fields. Same contract as client_call(). */
+int client_call_simple(struct client *c, enum protocol_op op, struct json_object **ret);
+/* Map a failure of c (r = -errno from a client_* call) to an exit status. The one place that
+ * decides exit statuses for errors (cryptsetup's translate_errno). */
+int client_translate_errno(const struct client *c, int r);
+
+/* output.c */
+
+/* What a JSON object describes; selects its text rendering. */
+enum output_kind {
+        OUTPUT_JOBS,                    /* {"jobs":[JOB...]}: a table */
+        OUTPUT_SUBMITTED,               /* {"jobs":[{"id","device"}...]}: "ID DEVICE" lines */
+        OUTPUT_JOB,                     /* {"job":JOB}: one job, as a table row */
+        OUTPUT_REPORT,                  /* REPORT: readable report */
+        OUTPUT_VERSION,                 /* {"client":"..","daemon":{...}} */
+};
+
+/* Print o on stdout: as pretty JSON when json, else as the text for kind. 0 or -EIO. */
+int output_render(enum output_kind kind, struct json_object *o, bool json);
+/* Take the reply of an op and return the object a command prints: the reply without "id" and
+ * "ok" (a new reference; NULL on ENOMEM). */
+struct json_object *output_from_reply(struct json_object *reply);
+/* Field readers that tolerate absence: the default when absent or of the wrong type. */
+const char *output_get_string(struct json_object *o, const char *key, const char *def);
+int64_t output_get_int(struct json_object *o, const char *key, int64_t def);
+double output_get_double(struct json_object *o, const char *key, double def);
+/* The error of a JOB or REPORT object as one line naming the device first,
+ * "/dev/loop3: write failed at ...: Input/output error (EIO)"; NULL when it has none. */
+const char *output_error_line(struct json_object *o, char *buf, size_t n);
+/* Whether a job state is final: "done", "failed" or "cancelled". */
+bool output_state_ended(const char *state);
+/* A JOB object's numbers formatted for people; the table and the progress lines share them. */
+struct output_job_text {
+        char percent[16];               /* "45.2%", "-" when the size is unknown */
+        char done[32];                  /* bytes done, IEC units */
+        char total[32];                 /* bytes total, IEC units */
+        char rate[32];                  /* current rate, or the average once ended */
+        char eta[32];                   /* "-" when unknown or ended */
+        char pass[32];                  /* "1/1" */
+};
+void output_job_text(struct json_object *job, struct output_job_text *t);
+
+/* progress.c */
+
+/* Wait for the jobs ids[n] to end, polling "status" every 0.5 s and drawing one line per job on
+ * out (NULL: draw nothing). out a terminal: the lines are redrawn in place; otherwise plain lines
+ * every 2 s and once more when the jobs have ended. Returns 0 when every job has ended; -EINTR when
+ * c->interrupted was raised; or -errno from client_call(), already reported. In every case *ret
+ * owns the last {"jobs":[JOB...]} received (the reply without "id" and "ok"), or NULL. */
+int progress_wait(struct client *c, const int64_t *ids, size_t n, FILE *out, struct json_object **ret);
