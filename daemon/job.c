@@ -335,6 +335,14 @@ static int json_add(struct json_object *o, const char *k, struct json_object *v)
         return json_object_object_add(o, k, v);
 }
 
+/* A duration or rate with a fixed number of decimals, serialised as written (not 0.56000000000000005). */
+static struct json_object *json_fixed(double v, int decimals) {
+        char buf[64];
+
+        snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+        return json_object_new_double_s(strtod(buf, NULL), buf);
+}
+
 static struct json_object *error_json(struct job *job) {
         struct json_object *e;
 
@@ -375,7 +383,7 @@ struct json_object *job_to_json(struct job *job) {
         json_add(o, "passes", json_object_new_int(1));
         json_add(o, "bytes_done", json_object_new_uint64(done));
         json_add(o, "bytes_total", json_object_new_uint64(total));
-        json_add(o, "rate_bps", json_object_new_double(job_state_is_final(s) ? 0.0 : job->rate_bps));
+        json_add(o, "rate_bps", json_fixed(job_state_is_final(s) ? 0.0 : job->rate_bps, 0));
         if (s == JOB_DONE)
                 json_add(o, "eta_s", json_object_new_int64(0));
         else if (!job_state_is_final(s) && job->rate_bps > 1.0)
@@ -385,7 +393,7 @@ struct json_object *job_to_json(struct job *job) {
         json_add(o, "sector_size", json_object_new_int64(job->info.logical_sector));
         json_add(o, "started_at", json_object_new_int64((int64_t) job->started_at));
         json_add(o, "ended_at", ended > 0 ? json_object_new_int64((int64_t) ended) : NULL);
-        json_add(o, "elapsed_s", json_object_new_double((double) (int64_t) (elapsed * 1000) / 1000));
+        json_add(o, "elapsed_s", json_fixed(elapsed, 3));
         return TAKE_PTR(o);
 }
 
@@ -426,8 +434,8 @@ struct json_object *job_report_json(struct job *job, bool with_keys) {
         json_add(o, "sector_size", json_object_new_int64(job->info.logical_sector));
         json_add(o, "started_at", json_object_new_int64((int64_t) job->started_at));
         json_add(o, "ended_at", ended > 0 ? json_object_new_int64((int64_t) ended) : NULL);
-        json_add(o, "duration_s", json_object_new_double((double) (int64_t) (duration * 1000) / 1000));
-        json_add(o, "avg_rate_bps", json_object_new_double(duration > 0 ? (double) written / duration : 0.0));
+        json_add(o, "duration_s", json_fixed(duration, 3));
+        json_add(o, "avg_rate_bps", json_fixed(duration > 0 ? (double) written / duration : 0.0, 0));
 
         passes = json_object_new_array();
         p = json_object_new_object();

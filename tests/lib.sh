@@ -40,11 +40,12 @@ cleanup() {
                 kill -TERM "$DAEMON_PID" 2>/dev/null
                 wait "$DAEMON_PID" 2>/dev/null
         fi
-        if [ -f "$TEST_DIR/mounts" ]; then
-                while read -r dev; do umount "$dev" 2>/dev/null; done < "$TEST_DIR/mounts"
-        fi
+        # Detach first (a mounted loop device is then freed by its umount), then unmount.
         if [ -f "$TEST_DIR/loops" ]; then
                 while read -r dev; do losetup -d "$dev" 2>/dev/null; done < "$TEST_DIR/loops"
+        fi
+        if [ -f "$TEST_DIR/mounts" ]; then
+                while read -r dev; do umount "$dev" 2>/dev/null; done < "$TEST_DIR/mounts"
         fi
         if [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ -f "$TEST_DIR/daemon.log" ]; then
                 echo "--- daemon log ---" >&2

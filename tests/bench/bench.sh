@@ -125,7 +125,8 @@ if [[ -z $build ]]; then
                 "tools/build, or ./configure && make (out of tree: mkdir build && cd build && ../configure && make)," \
                 "or name the build directory with --build DIR"
 fi
-build=$(cd "$build" 2>/dev/null && pwd) || die "$build: no such directory"
+[[ -d $build ]] || die "$build: no such directory (--build)"
+build=$(cd "$build" && pwd) || die "$build: cannot enter"
 wiped=$build/daemon/wiped
 wipectl=$build/cli/wipectl
 [[ -x $wiped ]] || die "$wiped: not found; build it (tools/build, or ./configure && make)"
@@ -166,6 +167,15 @@ cleanup() {
         fi
         for i in "${!loops[@]}"; do
                 losetup -d "${loops[$i]}" || say "${loops[$i]}: cannot detach; do it by hand (backing file ${files[$i]})"
+        done
+        # A detach waits for the last opener (udev's probe after a write, say): give it a moment.
+        for i in "${!loops[@]}"; do
+                for p in $(seq 30); do
+                        [[ $(cat "/sys/block/${loops[$i]#/dev/}/loop/backing_file" 2>/dev/null) == "${files[$i]}"* ]] || break
+                        sleep 0.1
+                done
+                [[ $(cat "/sys/block/${loops[$i]#/dev/}/loop/backing_file" 2>/dev/null) == "${files[$i]}"* ]] &&
+                        say "${loops[$i]}: still open by someone; the kernel detaches it on the last close"
         done
         [[ -n $work && -d $work ]] && rm -rf -- "$work"
 }
@@ -306,7 +316,7 @@ run_parallel() {
         bg_pids=()
         for i in "${!loops[@]}"; do
                 # dd's summary line: "N bytes (...) copied, ..."
-                got=$(awk '/bytes .* copied/ { n = $1 } END { print n + 0 }' "$work/par$i.err")
+                got=$(awk '/bytes .* copied/ { n = $1 } END { printf "%.0f", n }' "$work/par$i.err")
                 [[ $fn == shred_one ]] && got=$expect
                 ((got == expect)) || { cat "$work/par$i.err" >&2; die "$fn ${loops[$i]}: wrote $got bytes, expected $expect"; }
         done
@@ -378,8 +388,9 @@ grep -qw aes /proc/cpuinfo && aes_flag=yes     # x86 "flags", arm64 "Features"
 
 echo "machine:  $(nproc) CPUs, ${cpu_model:-unknown CPU} (AES instructions: $aes_flag), $(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) RAM"
 echo "kernel:   $(uname -srm)"
-echo "tools:    $(fio --version), $(openssl version | awk '{ print $1, $2 }'), $("$wiped" --version 2>/dev/null | head -n 1)"
+echo "tools:    $(fio --version), $(openssl version | awk '{ print $1, $2 }'), $("$wiped" --version 2>/dev/null | head -n 1) from $build"
 echo "wiped:    $(jq -r '.daemon | "\(.threads) threads x \(.queue_depth // "?") writes in flight x \((.io_size // 0) / 1024) KiB, auto cipher \(.cipher_auto)"' <<<"$version_json")${daemon_args[*]:+ (extra: ${daemon_args[*]})}"
+echo "load:     $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min) at the start"
 echo "devices:  $n_devices x $((size / mib)) MiB loop device(s) over tmpfs files (${loops[*]}, direct I/O:$dio)"
 if $cipher_speed; then
         for c in aes-128-ctr chacha20; do
@@ -396,6 +407,9 @@ echo
 
 # --- the runs ------------------------------------------------------------------------------------
 
+if awk -v n="$(nproc)" '{ exit !($1 > n / 4) }' /proc/loadavg; then
+        say "warning: load average $(cut -d' ' -f1 /proc/loadavg) on $(nproc) CPUs: something else is running; expect noise"
+fi
 start=$(now_ns)
 say "warm-up: one fio pass over each device (not counted)"
 guard
@@ -450,7 +464,8 @@ echo "wipectl rows are timed by $wipe_timing;"
 echo "  by the wall clock from submit to seeing done they were: aes-128-ctr${wall[wipe_aes]}, chacha20${wall[wipe_chacha]} MB/s."
 echo "dd, openssl and shred rows run one writer per device at once and are timed by the wall clock."
 ((urandom_size < size)) && echo "dd if=/dev/urandom wrote only the first $((urandom_size / mib)) MiB of each device (--urandom-size): rates, not times, compare."
-awk -v s="$start" -v e="$end" 'BEGIN { printf "run time %.0f s.\n", (e - s) / 1e9 }'
+awk -v s="$start" -v e="$end" -v l="$(cut -d' ' -f1-3 /proc/loadavg)" \
+        'BEGIN { printf "run time %.0f s; load at the end %s. Other work on the machine makes the figures noisy.\n", (e - s) / 1e9, l }'
 
 target=0.70
 verdict=
