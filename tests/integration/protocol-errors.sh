@@ -74,6 +74,20 @@ if command -v setpriv >/dev/null; then
         echo "$out" | grep -q "permission denied" || fail "unprivileged wipe: $out"
         setpriv --reuid=nobody --regid=nogroup --clear-groups "$WIPECTL_BIN" --socket "$SOCK" version >/dev/null ||
                 fail "unprivileged version refused"
+        # A job to ask about: root wipes, nobody may see its status and report, not its keys.
+        id=$(wipectl --json wipe --yes "$dev" | jq -r '.jobs[0].id') || fail "root wipe failed"
+        setpriv --reuid=nobody --regid=nogroup --clear-groups "$WIPECTL_BIN" --socket "$SOCK" status "$id" >/dev/null ||
+                fail "unprivileged status refused"
+        out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "$WIPECTL_BIN" --socket "$SOCK" --json report "$id" 2>&1) ||
+                fail "unprivileged report refused: $out"
+        [ "$(echo "$out" | jq -r '.passes[0].key // "none"')" = none ] || fail "report without --keys shows a key"
+        out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "$WIPECTL_BIN" --socket "$SOCK" report --keys "$id" 2>&1)
+        rc=$?
+        [ $rc = 4 ] || fail "unprivileged report --keys exited $rc: $out"
+        out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "$WIPECTL_BIN" --socket "$SOCK" cancel "$id" 2>&1)
+        rc=$?
+        [ $rc = 4 ] || fail "unprivileged cancel exited $rc: $out"
+        dd if=/dev/zero of="$dev" bs=1M oflag=direct status=none 2>/dev/null
 fi
 
 # Nothing was written by any of it.
