@@ -356,23 +356,33 @@ static struct json_object *error_json(struct job *job) {
         return e;
 }
 
-struct json_object *job_to_json(struct job *job) {
-        _cleanup_json_ struct json_object *o = json_object_new_object();
-        uint64_t done = atomic_load(&job->bytes_done), total = job->info.size;
-        enum job_state s;
-        double ended, elapsed;
+/* A new object holding the job's error (if any), with a consistent snapshot of its state, end
+ * time and seconds since the start (to the end when it has ended). NULL on ENOMEM. */
+static struct json_object *job_json_snapshot(struct job *job, enum job_state *s, double *ended, double *elapsed) {
+        struct json_object *o = json_object_new_object();
+        struct json_object *e;
 
         if (!o)
                 return NULL;
         pthread_mutex_lock(&job->lock);
-        s = job->state;
-        ended = job->ended_at;
-        json_add(o, "error", error_json(job));
+        *s = job->state;
+        *ended = job->ended_at;
+        e = error_json(job);
         pthread_mutex_unlock(&job->lock);
-        if (!json_object_object_get(o, "error"))
-                json_object_object_del(o, "error");
+        if (e)
+                json_add(o, "error", e);
+        *elapsed = (*ended > 0 ? *ended : now_realtime()) - job->started_at;
+        return o;
+}
 
-        elapsed = (ended > 0 ? ended : now_realtime()) - job->started_at;
+struct json_object *job_to_json(struct job *job) {
+        uint64_t done = atomic_load(&job->bytes_done), total = job->info.size;
+        enum job_state s;
+        double ended, elapsed;
+        _cleanup_json_ struct json_object *o = job_json_snapshot(job, &s, &ended, &elapsed);
+
+        if (!o)
+                return NULL;
         json_add(o, "id", json_object_new_uint64(job->id));
         json_add(o, "device", json_object_new_string(job->device));
         json_add(o, "node", json_object_new_string(job->info.node));
@@ -403,7 +413,7 @@ static void hex(char *out, const uint8_t *in, size_t n) {
 }
 
 struct json_object *job_report_json(struct job *job, bool with_keys) {
-        _cleanup_json_ struct json_object *o = json_object_new_object();
+        _cleanup_json_ struct json_object *o = NULL;
         struct json_object *passes, *p;
         uint8_t digest[32];
         char hexbuf[2 * KEYSTREAM_KEY_MAX + 1];
@@ -412,17 +422,9 @@ struct json_object *job_report_json(struct job *job, bool with_keys) {
         double ended, duration;
         enum job_state s;
 
+        o = job_json_snapshot(job, &s, &ended, &duration);
         if (!o)
                 return NULL;
-        pthread_mutex_lock(&job->lock);
-        s = job->state;
-        ended = job->ended_at;
-        json_add(o, "error", error_json(job));
-        pthread_mutex_unlock(&job->lock);
-        if (!json_object_object_get(o, "error"))
-                json_object_object_del(o, "error");
-
-        duration = (ended > 0 ? ended : now_realtime()) - job->started_at;
         json_add(o, "job", json_object_new_uint64(job->id));
         json_add(o, "tool", json_object_new_string(PACKAGE_NAME " " PACKAGE_VERSION));
         json_add(o, "device", json_object_new_string(job->device));
