@@ -1,0 +1,45 @@
+#!/bin/bash
+# The daemon's own life: a second daemon may not share a socket or state directory; SIGTERM
+# mid-wipe stops the workers and exits 0, removing its socket; after SIGKILL mid-wipe the stale
+# socket is replaced and the device can be wiped again (the dead daemon's exclusive open is gone).
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+
+dev=$(make_loop 1G)
+start_daemon --threads 1 --queue-depth 1 --io-size 4K
+
+# A second daemon on the same state directory, or on the same live socket: refused.
+"$WIPED" --socket "$TEST_DIR/other.sock" --state-dir "$STATE" --foreground 2> "$TEST_DIR/err2" &&
+        fail "second daemon on the same state directory started"
+grep -q "another wiped uses this state directory" "$TEST_DIR/err2" || fail "state dir: $(cat "$TEST_DIR/err2")"
+"$WIPED" --socket "$SOCK" --state-dir "$TEST_DIR/state2" --foreground 2> "$TEST_DIR/err2" &&
+        fail "second daemon on the same socket started"
+grep -q "another daemon is serving" "$TEST_DIR/err2" || fail "socket: $(cat "$TEST_DIR/err2")"
+wipectl version > /dev/null || fail "the first daemon stopped serving"
+
+# SIGTERM while a job runs: a clean exit, the socket it made is gone.
+id=$(wipectl --json wipe --yes --no-wait "$dev" | jq -r '.jobs[0].id')
+for _ in $(seq 100); do [ "$(job_field "$id" bytes_done)" -gt 0 ] && break; sleep 0.05; done
+kill -TERM "$DAEMON_PID"
+for _ in $(seq 100); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$DAEMON_PID" 2>/dev/null && fail "daemon still running 10 s after SIGTERM"
+wait "$DAEMON_PID"
+rc=$?
+DAEMON_PID=
+[ $rc = 0 ] || fail "daemon exited $rc after SIGTERM"
+[ -e "$SOCK" ] && fail "socket left behind after SIGTERM"
+grep -q "job $id: $dev: interrupted" "$TEST_DIR/daemon.log" || fail "job not logged as interrupted"
+
+# SIGKILL while a job runs: the next daemon replaces the stale socket and may wipe the device.
+start_daemon --threads 1 --queue-depth 1 --io-size 4K
+id=$(wipectl --json wipe --yes --no-wait "$dev" | jq -r '.jobs[0].id')
+for _ in $(seq 100); do [ "$(job_field "$id" bytes_done)" -gt 0 ] && break; sleep 0.05; done
+kill -KILL "$DAEMON_PID"
+wait "$DAEMON_PID" 2>/dev/null
+DAEMON_PID=
+[ -S "$SOCK" ] || fail "expected a stale socket after SIGKILL"
+start_daemon --threads 2
+out=$(wipectl --json wipe --yes "$dev") || fail "wipe after SIGKILL exited $?: $out"
+id=$(echo "$out" | jq -r '.jobs[0].id')
+check_keystream "$dev" "$(job_cipher "$id")" "$(job_key "$id")"
+stop_daemon || fail "daemon exit status $?"
+pass
