@@ -21,13 +21,14 @@ enum protocol_op {
         PROTOCOL_OP_LIST,
         PROTOCOL_OP_CANCEL,
         PROTOCOL_OP_REPORT,
+        PROTOCOL_OP_PROBE,
         _PROTOCOL_OP_MAX,
         PROTOCOL_OP_INVALID = -1,
 };
 
 const char *protocol_op_name(enum protocol_op op);
 enum protocol_op protocol_op_from_name(const char *name);
-/* Whether the op changes anything (needs root or the wiped group). */
+/* Whether the op changes anything or looks at devices (needs root or the wiped group). */
 bool protocol_op_mutates(enum protocol_op op);
 
 /* A decoded request. obj owns everything; free with protocol_request_done(). */

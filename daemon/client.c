@@ -278,6 +278,45 @@ static struct json_object *op_report(struct request_ctx *c) {
         return r;
 }
 
+static struct json_object *op_probe(struct request_ctx *c) {
+        static const char *const fields[] = { "devices", NULL };
+        _cleanup_free_ const char **devices = NULL;
+        struct json_object *r, *arr;
+        size_t n = 0;
+        int k;
+
+        if ((r = check_fields(c, fields)))
+                return r;
+        k = protocol_get_string_array(c->req->obj, "devices", PROTOCOL_DEVICES_MAX, &devices, &n);
+        if (k == -ENOENT)
+                return bad_field(c, "devices", "is required");
+        if (k == -ENOMEM)
+                return NULL;
+        if (k < 0)
+                return bad_field(c, "devices", "must be an array of 1 to 256 device paths");
+        r = protocol_reply_new(c->req->id);
+        arr = json_object_new_array();
+        if (!r || !arr) {
+                json_object_put(r);
+                json_object_put(arr);
+                return NULL;
+        }
+        json_object_object_add(r, "devices", arr);
+        for (size_t i = 0; i < n; i++) {
+                struct device_probe p;
+
+                k = device_probe(devices[i], &p);
+                if (k < 0) {
+                        device_probe_done(&p);
+                        json_object_put(r);
+                        return protocol_reply_error(c->req->id, k, "%s: cannot probe: %s", devices[i], strerror(-k));
+                }
+                json_object_array_add(arr, device_probe_json(&p));
+                device_probe_done(&p);
+        }
+        return r;
+}
+
 static const op_handler handlers[_PROTOCOL_OP_MAX] = {
         [PROTOCOL_OP_VERSION] = op_version,
         [PROTOCOL_OP_SUBMIT] = op_submit,
@@ -285,6 +324,7 @@ static const op_handler handlers[_PROTOCOL_OP_MAX] = {
         [PROTOCOL_OP_LIST] = op_list,
         [PROTOCOL_OP_CANCEL] = op_cancel,
         [PROTOCOL_OP_REPORT] = op_report,
+        [PROTOCOL_OP_PROBE] = op_probe,
 };
 
 struct json_object *client_handle(struct pool *pool, uid_t uid, gid_t gid, pid_t pid, const char *line, size_t len) {

@@ -32,21 +32,71 @@ void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
 
 /* device.c */
-struct device_info {
+/* What a device is: recorded by every job, shown by probe, status and report. */
+struct device_identity {
         char *node;                     /* resolved device node, e.g. /dev/loop3 */
+        char *name;                     /* kernel name, e.g. loop3 */
         dev_t rdev;                     /* device number */
         uint64_t size;                  /* bytes */
         uint32_t logical_sector;        /* BLKSSZGET */
         uint32_t physical_sector;       /* BLKPBSZGET */
         uint32_t minimum_io;            /* libblkid topology, bytes (0 = unknown) */
         uint32_t optimal_io;            /* libblkid topology, bytes (0 = unknown) */
-        bool rotational;                /* queue/rotational */
+        int32_t alignment_offset;       /* libblkid topology, bytes */
+        bool rotational, removable, read_only;
+        char *transport;                /* loop, nvme, sata, usb, scsi, virtio, mmc or NULL */
+        char *vendor, *model, *serial, *wwn;  /* NULL when unknown */
+        char **by_id;                   /* /dev/disk/by-id links to node, NULL-terminated */
+        bool is_loop;
+        char *backing_file;             /* loop only */
+        uint64_t backing_inode;         /* loop only */
+        dev_t backing_dev;              /* loop only */
 };
-/* Resolve path, check it is a whole block device that may be written (not read-only, not the
- * root or /boot file system's device, not empty), and open it O_RDWR|O_EXCL|O_DIRECT|O_CLOEXEC.
- * Returns the fd (>= 0) and fills *info, or -errno with a message naming the device in err. */
-int device_open(const char *path, struct device_info *info, char *err, size_t err_len);
-void device_info_done(struct device_info *info);
+
+/* One signature libblkid found (a file system, RAID/LVM/LUKS member or partition table). */
+struct device_signature {
+        char *type;                     /* ext4, gpt, crypto_LUKS, ... */
+        char *usage;                    /* filesystem, raid, crypto, partition_table, other */
+        char *label, *uuid;             /* NULL when none */
+        uint64_t offset;                /* bytes, where its magic is */
+};
+
+struct device_partition {
+        int number;
+        char *node;                     /* /dev/loop3p1, NULL when the kernel has no node for it */
+        uint64_t start, size;           /* bytes */
+        char *type, *name, *uuid;       /* type: GPT GUID or "0x83" */
+        char *fs_type, *fs_label, *fs_uuid;  /* file system inside, NULL when none */
+        char *mountpoint;               /* NULL when not mounted */
+};
+
+struct device_probe {
+        char *path;                     /* as the client gave it */
+        bool have_identity;             /* it is a block device: identity is filled */
+        struct device_identity id;
+        struct device_signature *sigs;
+        size_t n_sigs;
+        char *pt_type, *pt_uuid;        /* partition table, NULL when none */
+        struct device_partition *parts;
+        size_t n_parts;
+        int refusal;                    /* 0 when it may be wiped, else -errno */
+        char *refusal_msg;              /* "<node>: refusing: <reason>" */
+};
+
+/* Look at a device without writing: identity, signatures, partitions, and every reason it must
+ * not be wiped (the first one in p->refusal). Returns 0, or -ENOMEM. */
+int device_probe(const char *path, struct device_probe *p);
+void device_probe_done(struct device_probe *p);
+/* Probe, refuse if needed, and open the device O_RDWR|O_EXCL|O_DIRECT|O_CLOEXEC. Returns the fd
+ * with *p filled, or -errno with p->refusal_msg (or a message in err) naming the device. */
+int device_open(const char *path, struct device_probe *p, char *err, size_t err_len);
+/* Every signature libblkid finds on an open device (like wipefs). 0 or -errno. */
+int device_signatures_read(const char *node, struct device_signature **ret, size_t *n);
+void device_signatures_free(struct device_signature *s, size_t n);
+void device_identity_done(struct device_identity *id);
+struct json_object *device_identity_json(const struct device_identity *id);
+struct json_object *device_signatures_json(const struct device_signature *s, size_t n);
+struct json_object *device_probe_json(const struct device_probe *p);
 
 /* job.c */
 enum job_state {
@@ -62,7 +112,9 @@ enum job_state {
 struct job {
         uint64_t id;
         char *device;                   /* path as the client gave it */
-        struct device_info info;
+        struct device_identity info;    /* what the device was at submit */
+        struct device_signature *sigs_before;  /* found at submit */
+        size_t n_sigs_before;
         int fd;                         /* open while the job runs; -1 after it ended */
         struct chunk_plan plan;
         enum keystream_cipher cipher;   /* resolved, never AUTO */
@@ -84,6 +136,9 @@ struct job {
         int error;                      /* negative errno when failed */
         char *error_msg;                /* names the device and the offset */
         double ended_at;                /* CLOCK_REALTIME seconds, 0 while running */
+        bool sigs_checked;              /* sigs_after holds a probe made after the flush */
+        struct device_signature *sigs_after;
+        size_t n_sigs_after;
 
         /* Main thread only. */
         double started_at;              /* CLOCK_REALTIME seconds */

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
+#include <linux/fs.h>
 #include <sys/stat.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -88,7 +90,9 @@ static void job_free(struct job *job) {
         if (job->fd >= 0)
                 close(job->fd);
         OPENSSL_cleanse(job->key, sizeof(job->key));
-        device_info_done(&job->info);
+        device_identity_done(&job->info);
+        device_signatures_free(job->sigs_before, job->n_sigs_before);
+        device_signatures_free(job->sigs_after, job->n_sigs_after);
         pthread_mutex_destroy(&job->lock);
         free(job->device);
         free(job->error_msg);
@@ -105,9 +109,9 @@ void job_free_all(void) {
         jobs_tail = NULL;
 }
 
-/* Create a job for an opened device (takes fd and info). Returns NULL on ENOMEM or when the
- * random key or plan cannot be had (error in *r). */
-static struct job *job_new(const char *device, int fd, struct device_info *info, enum keystream_cipher cipher,
+/* Create a job for an opened device (takes fd, and the identity and signatures of the probe).
+ * Returns NULL on ENOMEM or when the random key or plan cannot be had (error in *r). */
+static struct job *job_new(const char *device, int fd, struct device_probe *probe, enum keystream_cipher cipher,
                            uint32_t io_size, int *r) {
         struct job *job = calloc(1, sizeof(*job));
 
@@ -116,8 +120,11 @@ static struct job *job_new(const char *device, int fd, struct device_info *info,
                 return NULL;
         }
         job->fd = fd;
-        job->info = *info;
-        *info = (struct device_info) {};
+        job->info = probe->id;
+        probe->id = (struct device_identity) {};
+        job->sigs_before = TAKE_PTR(probe->sigs);
+        job->n_sigs_before = probe->n_sigs;
+        probe->n_sigs = 0;
         pthread_mutex_init(&job->lock, NULL);
         job->device = strdup(device);
         job->cipher = cipher;
@@ -132,7 +139,12 @@ static struct job *job_new(const char *device, int fd, struct device_info *info,
                 job_free(job);
                 return NULL;
         }
-        *r = chunk_plan_init(&job->plan, job->info.size, job->info.logical_sector, 0, io_size);
+        /* Writes are whole physical sectors where the device has larger ones than logical. */
+        if (job->info.physical_sector > job->info.logical_sector && job->info.physical_sector <= 65536 &&
+            io_size % job->info.physical_sector == 0 && job->info.size % job->info.physical_sector == 0)
+                *r = chunk_plan_init(&job->plan, job->info.size, job->info.physical_sector, 0, io_size);
+        else
+                *r = chunk_plan_init(&job->plan, job->info.size, job->info.logical_sector, 0, io_size);
         if (*r < 0) {
                 job_free(job);
                 return NULL;
@@ -168,18 +180,19 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, enum key
         }
 
         for (i = 0; i < n; i++) {
-                struct device_info info;
-                int fd = device_open(devices[i], &info, err, err_len);
+                struct device_probe probe;
+                int fd = device_open(devices[i], &probe, err, err_len);
 
                 if (fd < 0) {
                         r = fd;
+                        device_probe_done(&probe);
                         break;
                 }
-                made[i] = job_new(devices[i], fd, &info, cipher, pool_io_size(pool), &r);
+                made[i] = job_new(devices[i], fd, &probe, cipher, pool_io_size(pool), &r);
+                device_probe_done(&probe);
                 if (!made[i]) {
                         snprintf(err, err_len, "%s: cannot create job: %s", devices[i], strerror(-r));
                         close(fd);
-                        device_info_done(&info);
                         break;
                 }
         }
@@ -219,6 +232,10 @@ static void job_finish(struct job *job, enum job_state s) {
         pthread_mutex_lock(&job->lock);
         job->state = s;
         job->ended_at = now_realtime();
+        /* The old partitions are gone from the disk: let the kernel forget them too (best effort;
+         * it fails harmlessly on devices without partitions or with one in use). */
+        if (job->fd >= 0 && s == JOB_DONE)
+                (void) ioctl(job->fd, BLKRRPART, 0);
         if (job->fd >= 0) {
                 close(job->fd);
                 job->fd = -1;
@@ -260,6 +277,25 @@ static void job_end_aborted(struct job *job) {
         job_finish(job, s);
 }
 
+/* After the flush: what a fresh libblkid probe finds on the device now (nothing, we hope). */
+static void job_probe_after(struct job *job) {
+        struct device_signature *sigs = NULL;
+        size_t n = 0;
+        int r = device_signatures_read(job->info.node, &sigs, &n);
+
+        if (r < 0) {
+                log_warning("job %" PRIu64 ": %s: cannot probe after the wipe: %s", job->id, job->info.node, strerror(-r));
+                return;
+        }
+        if (n > 0)
+                log_warning("job %" PRIu64 ": %s: a probe after the wipe still finds %s", job->id, job->info.node, sigs[0].type);
+        pthread_mutex_lock(&job->lock);
+        job->sigs_after = sigs;
+        job->n_sigs_after = n;
+        job->sigs_checked = true;
+        pthread_mutex_unlock(&job->lock);
+}
+
 void job_release_chunk(struct job *job, bool completed) {
         uint64_t done = completed ? atomic_fetch_add(&job->chunks_done, 1) + 1 : atomic_load(&job->chunks_done);
 
@@ -272,6 +308,8 @@ void job_release_chunk(struct job *job, bool completed) {
                 pthread_mutex_unlock(&job->lock);
                 if (fdatasync(job->fd) < 0)
                         job_fail(job, -errno, "%s: flush failed: %s", job->info.node, strerror(errno));
+                else
+                        job_probe_after(job);
                 atomic_fetch_sub(&job->active_chunks, 1);
                 if (atomic_load(&job->abort))
                         job_end_aborted(job);
@@ -404,6 +442,7 @@ struct json_object *job_to_json(struct job *job) {
         json_add(o, "started_at", json_object_new_int64((int64_t) job->started_at));
         json_add(o, "ended_at", ended > 0 ? json_object_new_int64((int64_t) ended) : NULL);
         json_add(o, "elapsed_s", json_fixed(elapsed, 3));
+        json_add(o, "identity", device_identity_json(&job->info));
         return TAKE_PTR(o);
 }
 
@@ -460,5 +499,10 @@ struct json_object *job_report_json(struct job *job, bool with_keys) {
         OPENSSL_cleanse(hexbuf, sizeof(hexbuf));
         json_object_array_add(passes, p);
         json_add(o, "passes", passes);
+        json_add(o, "identity", device_identity_json(&job->info));
+        json_add(o, "signatures_before", device_signatures_json(job->sigs_before, job->n_sigs_before));
+        pthread_mutex_lock(&job->lock);
+        json_add(o, "signatures_after", job->sigs_checked ? device_signatures_json(job->sigs_after, job->n_sigs_after) : NULL);
+        pthread_mutex_unlock(&job->lock);
         return TAKE_PTR(o);
 }
