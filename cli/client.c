@@ -250,6 +250,7 @@ int client_translate_errno(const struct client *c, int r) {
                 switch (e) {
                 case ENOENT:
                 case ENOTBLK:
+                case EISDIR:
                 case EBUSY:
                 case EROFS:
                 case ENXIO:

@@ -8,13 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cleanup.h"
 #include "keystream.h"
-#include "units.h"
 #include "wipectl.h"
 
 /* Raised by SIGINT while waiting: detach and leave the jobs to the daemon. A signal handler can
@@ -26,75 +23,100 @@ static void cmd_wipe_on_sigint(int sig) {
         cmd_wipe_interrupted = 1;
 }
 
-/* Read the first line of a sysfs file into buf without its '\n'; false when unreadable or empty. */
-static bool cmd_wipe_sysfs_read(const char *dir, const char *name, char *buf, size_t n) {
-        char path[256];
-        FILE *f;
-        bool ok;
+/* Probe devices[n] on a connection of its own: the user may take minutes to answer, and the
+ * submission opens another. Returns 0 with *ret owning {"devices":[PROBE...]}, or an exit status
+ * (the error is reported). */
+static int cmd_wipe_probe(const struct wipectl_options *opts, char **devices, size_t n, struct json_object **ret) {
+        struct client c = CLIENT_INIT;
+        int r;
 
-        snprintf(path, sizeof(path), "%s/%s", dir, name);
-        f = fopen(path, "re");
-        if (!f)
-                return false;
-        ok = fgets(buf, (int) n, f) != NULL;
-        fclose(f);
-        if (!ok)
-                return false;
-        buf[strcspn(buf, "\n")] = '\0';
-        /* Models come padded with blanks. */
-        for (size_t l = strlen(buf); l > 0 && buf[l - 1] == ' '; l--)
-                buf[l - 1] = '\0';
-        return buf[0] != '\0';
+        r = client_connect(&c, opts->socket_path);
+        if (r >= 0)
+                r = cmd_probe_call(&c, devices, n, ret);
+        if (r < 0)
+                r = client_translate_errno(&c, r);
+        client_close(&c);
+        return r;
 }
 
-/* Describe a device for the confirmation prompt from what stat() and sysfs tell without opening
- * it: "256 MiB, loop over /dev/shm/disk.img" or "model X, 1.82 TiB". */
-static void cmd_wipe_describe(const char *device, char *buf, size_t n) {
-        char dir[64], value[256], size[32];
-        unsigned long long sectors;
-        struct stat st;
-        size_t l = 0;
+/* Report every refused device of a probe, "wipectl: /dev/loop3: refusing: is read-only"; returns
+ * whether there was one. */
+static bool cmd_wipe_refused(struct json_object *list) {
+        bool refused = false;
 
-        if (stat(device, &st) < 0) {
-                snprintf(buf, n, "%s", strerror(errno));
-                return;
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+                char line[1024];
+
+                if (output_refusal_line(json_object_array_get_idx(list, i), line, sizeof(line))) {
+                        wipectl_error("%s", line);
+                        refused = true;
+                }
         }
-        if (!S_ISBLK(st.st_mode)) {
-                snprintf(buf, n, "not a block device");
-                return;
-        }
-        snprintf(dir, sizeof(dir), "/sys/dev/block/%u:%u", major(st.st_rdev), minor(st.st_rdev));
-        buf[0] = '\0';
-        if (cmd_wipe_sysfs_read(dir, "size", value, sizeof(value)) && sscanf(value, "%llu", &sectors) == 1)
-                l += (size_t) snprintf(buf + l, n - l, "%s", units_size(size, sizeof(size), (uint64_t) sectors * 512));
-        if (l < n && cmd_wipe_sysfs_read(dir, "device/model", value, sizeof(value)))
-                l += (size_t) snprintf(buf + l, n - l, "%smodel %s", l ? ", " : "", value);
-        if (l < n && cmd_wipe_sysfs_read(dir, "loop/backing_file", value, sizeof(value)))
-                snprintf(buf + l, n - l, "%sloop device over %s", l ? ", " : "", value);
+        return refused;
 }
 
-/* Ask before destroying data. Without --yes, standard input must be a terminal and the user must
- * type exactly "yes"; anything else, end of file included, refuses. Returns 0 to go on, or an exit
- * status. */
-static int cmd_wipe_confirm(char **devices, size_t n, bool yes) {
+/* Whether key has the same value (or is absent) in a and b. */
+static bool cmd_wipe_same_field(struct json_object *a, struct json_object *b, const char *key) {
+        struct json_object *va = NULL, *vb = NULL;
+
+        json_object_object_get_ex(a, key, &va);
+        json_object_object_get_ex(b, key, &vb);
+        return json_object_equal(va, vb) != 0;
+}
+
+/* Whether two PROBE objects name the same device: the same node and the same identity where it
+ * tells one device from another (numbers, size, model, serial, WWN, a loop device's backing
+ * file). Links and flags may change without the device changing. */
+static bool cmd_wipe_same_device(struct json_object *a, struct json_object *b) {
+        static const char *const keys[] = {
+                "node", "major", "minor", "size", "logical_sector", "vendor", "model", "serial", "wwn",
+        };
+        static const char *const loop_keys[] = { "backing_file", "backing_inode", "backing_device" };
+        struct json_object *ia = NULL, *ib = NULL, *la = NULL, *lb = NULL;
+
+        if (!cmd_wipe_same_field(a, b, "node") || !json_object_object_get_ex(a, "identity", &ia) ||
+            !json_object_object_get_ex(b, "identity", &ib) || !ia || !ib)
+                return false;
+        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+                if (!cmd_wipe_same_field(ia, ib, keys[i]))
+                        return false;
+        json_object_object_get_ex(ia, "loop", &la);
+        json_object_object_get_ex(ib, "loop", &lb);
+        if (!la || !lb)
+                return !la && !lb;
+        for (size_t i = 0; i < sizeof(loop_keys) / sizeof(loop_keys[0]); i++)
+                if (!cmd_wipe_same_field(la, lb, loop_keys[i]))
+                        return false;
+        return true;
+}
+
+/* Ask before destroying data, on a terminal (the caller has dealt with --yes and with a standard
+ * input that is not one). The daemon probes the devices first: if it would refuse one, say why
+ * and ask nothing; else show one line per device and read the answer, which must be exactly
+ * "yes" (anything else, end of file included, refuses). Then probe again, so that a device that
+ * changed while the question was on the screen (another disk plugged in under the same name) is
+ * not wiped. Returns 0 to go on, or an exit status. */
+static int cmd_wipe_confirm(const struct wipectl_options *opts, char **devices, size_t n) {
+        _cleanup_json_ struct json_object *shown = NULL, *now = NULL;
         _cleanup_free_ char *answer = NULL;
+        struct json_object *list = NULL, *list_now = NULL;
         size_t size = 0;
         ssize_t len;
-        char info[512];
+        char line[2048];
+        int r;
 
-        if (yes)
-                return WIPECTL_EXIT_OK;
-        if (!isatty(STDIN_FILENO)) {
-                wipectl_error("wipe: standard input is not a terminal: refusing to wipe without --yes");
-                return WIPECTL_EXIT_USAGE;
-        }
+        r = cmd_wipe_probe(opts, devices, n, &shown);
+        if (r != WIPECTL_EXIT_OK)
+                return r;
+        json_object_object_get_ex(shown, "devices", &list);
+        if (cmd_wipe_refused(list))
+                return WIPECTL_EXIT_REFUSED;
+
         fflush(stdout);
         fprintf(stderr, "This overwrites every byte of %s; the data on %s cannot be recovered:\n",
                 n == 1 ? "this device" : "these devices", n == 1 ? "it" : "them");
-        for (size_t i = 0; i < n; i++) {
-                cmd_wipe_describe(devices[i], info, sizeof(info));
-                fprintf(stderr, "  %s%s%s%s\n", devices[i], info[0] ? " (" : "", info, info[0] ? ")" : "");
-        }
+        for (size_t i = 0; i < n; i++)
+                fprintf(stderr, "  %s\n", output_device_summary(json_object_array_get_idx(list, i), line, sizeof(line)));
         fprintf(stderr, "Type \"yes\" to wipe: ");
         fflush(stderr);
         len = getline(&answer, &size, stdin);
@@ -107,6 +129,22 @@ static int cmd_wipe_confirm(char **devices, size_t n, bool yes) {
         if (strcmp(answer, "yes") != 0) {
                 wipectl_error("wipe: not confirmed; nothing was wiped");
                 return WIPECTL_EXIT_FAILURE;
+        }
+
+        r = cmd_wipe_probe(opts, devices, n, &now);
+        if (r != WIPECTL_EXIT_OK)
+                return r;
+        json_object_object_get_ex(now, "devices", &list_now);
+        if (cmd_wipe_refused(list_now))
+                return WIPECTL_EXIT_REFUSED;
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *a = json_object_array_get_idx(list, i), *b = json_object_array_get_idx(list_now, i);
+
+                if (!cmd_wipe_same_device(a, b)) {
+                        wipectl_error("%s: changed since it was shown (now %s); nothing was wiped", devices[i],
+                                      output_device_summary(b, line, sizeof(line)));
+                        return WIPECTL_EXIT_FAILURE;
+                }
         }
         return WIPECTL_EXIT_OK;
 }
@@ -303,9 +341,15 @@ static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_opti
                                 return cmd_usage_error(self, "%s: named twice", devices[i]);
         }
 
-        r = cmd_wipe_confirm(devices, ndevices, yes);
-        if (r != WIPECTL_EXIT_OK)
-                return r;
+        if (!yes && !isatty(STDIN_FILENO)) {
+                wipectl_error("wipe: standard input is not a terminal: refusing to wipe without --yes");
+                return WIPECTL_EXIT_USAGE;
+        }
+        if (!yes) {
+                r = cmd_wipe_confirm(opts, devices, ndevices);
+                if (r != WIPECTL_EXIT_OK)
+                        return r;
+        }
 
         request = cmd_wipe_request(devices, ndevices, cipher);
         if (!request) {

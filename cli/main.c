@@ -12,6 +12,7 @@
 
 /* Every command, in the order "wipectl --help" lists them (tmux's cmd_table). */
 static const struct cmd_entry *const cmd_table[] = {
+        &cmd_probe_entry,
         &cmd_wipe_entry,
         &cmd_status_entry,
         &cmd_list_entry,

@@ -5,14 +5,14 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "cleanup.h"
 #include "keystream.h"
 #include "units.h"
 #include "wipectl.h"
-
-#define OUTPUT_JOB_COLUMNS 9
 
 const char *output_get_string(struct json_object *o, const char *key, const char *def) {
         struct json_object *v = NULL;
@@ -77,28 +77,119 @@ void output_job_text(struct json_object *job, struct output_job_text *t) {
                  output_get_int(job, "pass", 0), output_get_int(job, "passes", 0));
 }
 
-/* The cells of one table row, or of the header. */
-static void output_job_cells(struct json_object *job, bool header, char cells[OUTPUT_JOB_COLUMNS][64]) {
-        static const char *const names[OUTPUT_JOB_COLUMNS] = {
-                "ID", "DEVICE", "STATE", "PASS", "PROGRESS", "DONE", "SIZE", "RATE", "ETA",
-        };
-        struct output_job_text t;
+const char *output_escape(const char *s, bool quote, char *buf, size_t n) {
+        bool q = quote && s && n >= 3;
+        size_t l = 0;
 
-        if (header) {
-                for (int i = 0; i < OUTPUT_JOB_COLUMNS; i++)
-                        snprintf(cells[i], 64, "%s", names[i]);
-                return;
+        if (n == 0)
+                return buf;
+        if (!s)
+                s = "-";
+        if (q)
+                buf[l++] = '"';
+        for (; *s; s++) {
+                unsigned char ch = (unsigned char) *s;
+                char esc[8];
+                size_t k;
+
+                if (ch < 0x20 || ch == 0x7f)
+                        k = (size_t) snprintf(esc, sizeof(esc), "\\x%02x", ch);
+                else if (q && (ch == '"' || ch == '\\'))
+                        k = (size_t) snprintf(esc, sizeof(esc), "\\%c", ch);
+                else {
+                        esc[0] = (char) ch;
+                        k = 1;
+                }
+                /* Keep room for the closing quote and the '\0'. */
+                if (l + k + (q ? 1 : 0) >= n)
+                        break;
+                memcpy(buf + l, esc, k);
+                l += k;
         }
-        output_job_text(job, &t);
-        snprintf(cells[0], 64, "%" PRId64, output_get_int(job, "id", -1));
-        snprintf(cells[1], 64, "%s", output_get_string(job, "device", "?"));
-        snprintf(cells[2], 64, "%s", output_get_string(job, "state", "?"));
-        snprintf(cells[3], 64, "%s", t.pass);
-        snprintf(cells[4], 64, "%s", t.percent);
-        snprintf(cells[5], 64, "%s", t.done);
-        snprintf(cells[6], 64, "%s", t.total);
-        snprintf(cells[7], 64, "%s", t.rate);
-        snprintf(cells[8], 64, "%s", t.eta);
+        if (q)
+                buf[l++] = '"';
+        buf[l] = '\0';
+        return buf;
+}
+
+int output_table_init(struct output_table *t, const char *const *header, const bool *right, size_t columns,
+                      size_t rows) {
+        *t = (struct output_table) { .columns = columns, .rows = rows, .right = right };
+        t->cells = calloc((rows + 1) * columns, sizeof(*t->cells));
+        if (!t->cells)
+                return -ENOMEM;
+        for (size_t i = 0; i < columns; i++)
+                snprintf(t->cells[i], OUTPUT_CELL, "%s", header[i]);
+        return 0;
+}
+
+char *output_table_cell(struct output_table *t, size_t row, size_t column) {
+        return t->cells[row * t->columns + column];
+}
+
+/* Characters of a UTF-8 string as a terminal counts them, near enough: bytes that do not continue
+ * a sequence. */
+static size_t output_width(const char *s) {
+        size_t w = 0;
+
+        for (; *s; s++)
+                if (((unsigned char) *s & 0xc0) != 0x80)
+                        w++;
+        return w;
+}
+
+void output_table_print(const struct output_table *t, const char *indent) {
+        _cleanup_free_ size_t *width = calloc(t->columns, sizeof(size_t));
+
+        if (!width || !t->cells)
+                return;
+        for (size_t r = 0; r <= t->rows; r++)
+                for (size_t i = 0; i < t->columns; i++) {
+                        size_t w = output_width(t->cells[r * t->columns + i]);
+
+                        if (w > width[i])
+                                width[i] = w;
+                }
+        for (size_t r = 0; r <= t->rows; r++) {
+                fputs(indent, stdout);
+                for (size_t i = 0; i < t->columns; i++) {
+                        const char *cell = t->cells[r * t->columns + i];
+                        size_t pad = width[i] - output_width(cell);
+                        bool right = t->right && t->right[i], last = i + 1 == t->columns;
+
+                        if (right)
+                                printf("%*s", (int) pad, "");
+                        fputs(cell, stdout);
+                        if (!right && !last)
+                                printf("%*s", (int) pad, "");
+                        fputs(last ? "\n" : "  ", stdout);
+                }
+        }
+}
+
+void output_table_done(struct output_table *t) {
+        free(t->cells);
+        t->cells = NULL;
+}
+
+/* Fill row r of the jobs table from job. */
+static void output_job_cells(struct output_table *t, size_t r, struct json_object *job) {
+        struct json_object *identity = NULL;
+        struct output_job_text x;
+        char id[OUTPUT_CELL];
+
+        json_object_object_get_ex(job, "identity", &identity);
+        output_job_text(job, &x);
+        snprintf(output_table_cell(t, r, 0), OUTPUT_CELL, "%" PRId64, output_get_int(job, "id", -1));
+        output_escape(output_get_string(job, "device", "?"), false, output_table_cell(t, r, 1), OUTPUT_CELL);
+        snprintf(output_table_cell(t, r, 2), OUTPUT_CELL, "%s", output_get_string(job, "state", "?"));
+        snprintf(output_table_cell(t, r, 3), OUTPUT_CELL, "%s", x.pass);
+        snprintf(output_table_cell(t, r, 4), OUTPUT_CELL, "%s", x.percent);
+        snprintf(output_table_cell(t, r, 5), OUTPUT_CELL, "%s", x.done);
+        snprintf(output_table_cell(t, r, 6), OUTPUT_CELL, "%s", x.total);
+        snprintf(output_table_cell(t, r, 7), OUTPUT_CELL, "%s", x.rate);
+        snprintf(output_table_cell(t, r, 8), OUTPUT_CELL, "%s", x.eta);
+        snprintf(output_table_cell(t, r, 9), OUTPUT_CELL, "%s", output_identity_short(identity, id, sizeof(id)));
 }
 
 const char *output_error_line(struct json_object *o, char *buf, size_t n) {
@@ -120,39 +211,29 @@ const char *output_error_line(struct json_object *o, char *buf, size_t n) {
         return buf;
 }
 
-/* A table of jobs: columns sized to their widest cell, numbers right-aligned, then one line for
- * each job that failed. */
+/* A table of jobs: columns sized to their widest cell, numbers right-aligned, the device's
+ * identity last; then one line for each job that failed. */
 static int output_jobs_text(struct json_object *jobs) {
-        static const bool right[OUTPUT_JOB_COLUMNS] = { true, false, false, true, true, true, true, true, false };
+        static const char *const header[] = {
+                "ID", "DEVICE", "STATE", "PASS", "PROGRESS", "DONE", "SIZE", "RATE", "ETA", "IDENTITY",
+        };
+        static const bool right[] = { true, false, false, true, true, true, true, true, false, false };
         size_t n = jobs && json_object_is_type(jobs, json_type_array) ? json_object_array_length(jobs) : 0;
-        int width[OUTPUT_JOB_COLUMNS] = { 0 };
-        char cells[OUTPUT_JOB_COLUMNS][64];
+        struct output_table t = {};
         char err[1024];
 
         if (n == 0) {
                 printf("No jobs.\n");
                 return 0;
         }
-        for (size_t r = 0; r <= n; r++) {
-                output_job_cells(r ? json_object_array_get_idx(jobs, r - 1) : NULL, r == 0, cells);
-                for (int i = 0; i < OUTPUT_JOB_COLUMNS; i++) {
-                        int l = (int) strlen(cells[i]);
-
-                        if (l > width[i])
-                                width[i] = l;
-                }
+        if (output_table_init(&t, header, right, sizeof(header) / sizeof(header[0]), n) < 0) {
+                output_table_done(&t);
+                return -ENOMEM;
         }
-        for (size_t r = 0; r <= n; r++) {
-                output_job_cells(r ? json_object_array_get_idx(jobs, r - 1) : NULL, r == 0, cells);
-                for (int i = 0; i < OUTPUT_JOB_COLUMNS; i++) {
-                        const char *sep = i + 1 < OUTPUT_JOB_COLUMNS ? "  " : "\n";
-
-                        if (i + 1 == OUTPUT_JOB_COLUMNS && !right[i])
-                                printf("%s%s", cells[i], sep);
-                        else
-                                printf("%*s%s", right[i] ? width[i] : -width[i], cells[i], sep);
-                }
-        }
+        for (size_t r = 0; r < n; r++)
+                output_job_cells(&t, r + 1, json_object_array_get_idx(jobs, r));
+        output_table_print(&t, "");
+        output_table_done(&t);
         for (size_t r = 0; r < n; r++) {
                 struct json_object *job = json_object_array_get_idx(jobs, r);
 
@@ -224,6 +305,38 @@ static bool output_check_command(const char *cipher, const char *key, int64_t by
         return true;
 }
 
+/* The report's view of the device: its identity when the job started, the signatures found on it
+ * then, and those a fresh probe found after the wipe. */
+static void output_report_device(struct json_object *rep) {
+        struct json_object *identity = NULL, *before = NULL, *after = NULL;
+
+        if (json_object_object_get_ex(rep, "identity", &identity) && json_object_is_type(identity, json_type_object)) {
+                printf("  Identity at submission:\n");
+                output_identity_text(identity, "    ", 13);
+        }
+        if (json_object_object_get_ex(rep, "signatures_before", &before) && json_object_is_type(before, json_type_array)) {
+                if (json_object_array_length(before) == 0)
+                        printf("  Signatures before: none found\n");
+                else {
+                        printf("  Signatures before:\n");
+                        output_signatures_text(before, "    ");
+                }
+        }
+        /* Reports written before the daemon probed have neither field: say nothing. */
+        if (!json_object_object_get_ex(rep, "signatures_after", &after))
+                return;
+        if (!after)
+                printf("  Signatures after:  not checked (the job did not end done)\n");
+        else if (!json_object_is_type(after, json_type_array))
+                printf("  Signatures after:  not checked\n");
+        else if (json_object_array_length(after) == 0)
+                printf("  Signatures after:  none found (fresh libblkid probe after the wipe)\n");
+        else {
+                printf("  Signatures after (fresh libblkid probe after the wipe):\n");
+                output_signatures_text(after, "    ");
+        }
+}
+
 static int output_report_text(struct json_object *rep) {
         const char *device = output_get_string(rep, "device", "?");
         const char *state = output_get_string(rep, "state", "?");
@@ -239,7 +352,7 @@ static int output_report_text(struct json_object *rep) {
                 n = json_object_array_length(passes);
 
         printf("Wipe report for job %" PRId64 "\n", output_get_int(rep, "job", -1));
-        printf("  Device:        %s\n", device);
+        printf("  Device:        %s\n", output_escape(device, false, err, sizeof(err)));
         printf("  State:         %s\n", state);
         printf("  Method:        %s (%zu pass%s)\n", output_get_string(rep, "method", "?"), n, n == 1 ? "" : "es");
         if (total >= 0)
@@ -287,6 +400,7 @@ static int output_report_text(struct json_object *rep) {
         }
         if (output_error_line(rep, err, sizeof(err)))
                 printf("  Error:         %s\n", err);
+        output_report_device(rep);
         if (any_cipher && !any_key)
                 printf("Keys are not shown; \"wipectl report --keys %" PRId64 "\" (as root) prints them and the\n"
                        "openssl command that checks the device.\n", output_get_int(rep, "job", -1));
@@ -339,6 +453,10 @@ int output_render(enum output_kind kind, struct json_object *o, bool json) {
                         break;
                 case OUTPUT_VERSION:
                         output_version_text(o);
+                        break;
+                case OUTPUT_PROBE:
+                        json_object_object_get_ex(o, "devices", &v);
+                        output_probe_text(v);
                         break;
                 }
         if (fflush(stdout) == EOF || ferror(stdout))

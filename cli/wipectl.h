@@ -104,6 +104,16 @@ int client_call_simple(struct client *c, enum protocol_op op, struct json_object
  * decides exit statuses for errors (cryptsetup's translate_errno). */
 int client_translate_errno(const struct client *c, int r);
 
+/* cmd-probe.c */
+extern const struct cmd_entry cmd_probe_entry;
+/* Ask the daemon to probe devices[n] on the connected client c. On success returns 0 and *ret
+ * owns {"devices":[PROBE...]} (the reply without "id" and "ok"), checked to hold one object per
+ * device, each with a boolean "wipeable". On failure prints one line and returns -errno (for
+ * client_translate_errno()); *ret is NULL. */
+int cmd_probe_call(struct client *c, char *const *devices, size_t n, struct json_object **ret);
+/* Whether a PROBE object says its device may be wiped: "wipeable" is true. */
+bool cmd_probe_wipeable(struct json_object *probe);
+
 /* output.c */
 
 /* What a JSON object describes; selects its text rendering. */
@@ -113,6 +123,7 @@ enum output_kind {
         OUTPUT_JOB,                     /* {"job":JOB}: one job, as a table row */
         OUTPUT_REPORT,                  /* REPORT: readable report */
         OUTPUT_VERSION,                 /* {"client":"..","daemon":{...}} */
+        OUTPUT_PROBE,                   /* {"devices":[PROBE...]}: one block per device */
 };
 
 /* Print o on stdout: as pretty JSON when json, else as the text for kind. 0 or -EIO. */
@@ -139,6 +150,50 @@ struct output_job_text {
         char pass[32];                  /* "1/1" */
 };
 void output_job_text(struct json_object *job, struct output_job_text *t);
+/* Copy s into buf (n bytes) fit for a terminal: control characters become \xNN, so that a label
+ * or a model string cannot move the cursor; with quote, the result is in double quotes and '"'
+ * and '\\' are escaped too. NULL s gives "-". Returns buf, cut to n. */
+const char *output_escape(const char *s, bool quote, char *buf, size_t n);
+
+#define OUTPUT_CELL 256                 /* bytes of one table cell, '\0' included */
+/* A table of text cells printed with its columns aligned (lsblk-like): row 0 is the header. */
+struct output_table {
+        size_t columns;
+        size_t rows;                    /* rows below the header */
+        const bool *right;              /* per column: right-aligned; NULL: all left */
+        char (*cells)[OUTPUT_CELL];     /* (rows + 1) * columns cells, row-major */
+};
+/* Allocate a table of rows rows below header[columns]. 0 or -ENOMEM. Free with
+ * output_table_done(), which accepts a table that failed to initialise. */
+int output_table_init(struct output_table *t, const char *const *header, const bool *right, size_t columns,
+                      size_t rows);
+/* The cell at row (1..rows; 0 is the header) and column, to fill with snprintf(.., OUTPUT_CELL, ..). */
+char *output_table_cell(struct output_table *t, size_t row, size_t column);
+/* Print the table on stdout, each line after indent; cells padded to the widest of their column
+ * (counted in UTF-8 characters), the last column not padded. */
+void output_table_print(const struct output_table *t, const char *indent);
+void output_table_done(struct output_table *t);
+
+/* output-device.c: the IDENTITY, SIG, PART and PROBE objects of the daemon as text. */
+
+/* All probes of {"devices":[PROBE...]}: for each a heading ("/dev/loop3: wipeable", or why not),
+ * its identity, signatures, partition table and partitions. */
+void output_probe_text(struct json_object *devices);
+/* The lines of an IDENTITY object, each "<indent><Label:>  value" with labels padded to width. */
+void output_identity_text(struct json_object *identity, const char *indent, int width);
+/* A table of SIG objects (type, usage, offset, label, UUID) after indent; nothing when empty. */
+void output_signatures_text(struct json_object *signatures, const char *indent);
+/* One line describing a device for a confirmation: node (and the path when it differs), size,
+ * model and serial (or the loop device's backing file), and what it holds, e.g.
+ * "/dev/loop3: 256 MiB, loop device over /dev/shm/a.img, gpt: 2 partitions (ext4 \"data\", swap)".
+ * Returns buf. */
+const char *output_device_summary(struct json_object *probe, char *buf, size_t n);
+/* What an IDENTITY object names in a few words for a table cell: "MODEL (SERIAL)", or
+ * "loop /dev/shm/a.img", or "-". Returns buf. */
+const char *output_identity_short(struct json_object *identity, char *buf, size_t n);
+/* The refusal of a PROBE object as one line naming the device first, as the daemon wrote it
+ * ("/dev/loop3: refusing: is read-only"); NULL when the device is not refused. */
+const char *output_refusal_line(struct json_object *probe, char *buf, size_t n);
 
 /* progress.c */
 

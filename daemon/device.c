@@ -318,15 +318,15 @@ static dev_t mount_point_device(const char *path) {
         return result;
 }
 
-/* Whether any device in set is active swap. */
-static bool swap_find(const struct devset *set) {
+/* Whether any device in set is active swap: 0 when none, else that device. */
+static dev_t swap_find(const struct devset *set) {
         _cleanup_free_ char *line = NULL;
         size_t cap = 0;
-        bool found = false;
+        dev_t found = 0;
         FILE *f = fopen("/proc/swaps", "re");
 
         if (!f)
-                return false;
+                return 0;
         while (!found && getline(&line, &cap, f) > 0) {
                 char *sp = strpbrk(line, " \t");
                 struct stat st;
@@ -335,10 +335,19 @@ static bool swap_find(const struct devset *set) {
                         continue;
                 *sp = '\0';
                 unescape(line);
-                found = stat(line, &st) == 0 && S_ISBLK(st.st_mode) && devset_has(set, st.st_rdev);
+                if (stat(line, &st) == 0 && S_ISBLK(st.st_mode) && devset_has(set, st.st_rdev))
+                        found = st.st_rdev;
         }
         fclose(f);
         return found;
+}
+
+/* The kernel name of partition dev of the device ("loop3p1"), or NULL. */
+static const char *part_name(const struct part_node *pn, size_t n_pn, dev_t dev) {
+        for (size_t i = 0; i < n_pn; i++)
+                if (pn[i].dev == dev)
+                        return pn[i].name;
+        return NULL;
 }
 
 /* The first holder of d ("dm-0"), described as "dm-0 (device-mapper 'name')"; NULL when none. */
@@ -668,6 +677,10 @@ static int signatures_scan(int fd, struct device_signature **ret, size_t *n_ret)
                 }
                 v = nv;
                 v[n++] = s;
+                /* A dry-run wipe steps the probe back so that the next call finds the signatures
+                 * that this one hid (the backup GPT header, a protective MBR), as wipefs lists
+                 * them. Nothing is written: dryrun, and the fd is read-only. */
+                (void) blkid_do_wipe(pr, 1);
         }
         blkid_free_probe(pr);
         *ret = v;
@@ -814,18 +827,22 @@ static void device_check(struct device_probe *p, const struct part_node *pn, siz
 
         mnt = mount_find(family, &which);
         if (mnt) {
-                if (which == p->id.rdev)
+                const char *pname = part_name(pn, n_pn, which);
+
+                if (which == p->id.rdev || !pname)
                         refuse(p, -EBUSY, "is mounted on %s", mnt);
                 else
-                        for (size_t i = 0; i < n_pn; i++)
-                                if (pn[i].dev == which) {
-                                        refuse(p, -EBUSY, "its partition /dev/%s is mounted on %s", pn[i].name, mnt);
-                                        break;
-                                }
-                refuse(p, -EBUSY, "a partition is mounted on %s", mnt);
+                        refuse(p, -EBUSY, "its partition /dev/%s is mounted on %s", pname, mnt);
         }
-        if (swap_find(family))
-                refuse(p, -EBUSY, "is active swap (or a partition of it is)");
+        which = swap_find(family);
+        if (which) {
+                const char *pname = part_name(pn, n_pn, which);
+
+                if (which == p->id.rdev || !pname)
+                        refuse(p, -EBUSY, "is active swap");
+                else
+                        refuse(p, -EBUSY, "its partition /dev/%s is active swap", pname);
+        }
         for (size_t i = 0; i < family->n && !holder; i++) {
                 holder = holder_find(family->v[i]);
                 if (holder)
@@ -874,6 +891,7 @@ int device_probe(const char *path, struct device_probe *p) {
         }
         if (stat(node, &st) < 0) {
                 p->refusal = -errno;
+                p->id.node = strdup(node);
                 if (asprintf(&p->refusal_msg, "%s: %s", node, strerror(errno)) < 0)
                         return -ENOMEM;
                 return 0;
@@ -886,6 +904,7 @@ int device_probe(const char *path, struct device_probe *p) {
                                    S_ISSOCK(st.st_mode) ? "is a socket" : "is not a device";
 
                 p->refusal = S_ISDIR(st.st_mode) ? -EISDIR : -ENOTBLK;
+                p->id.node = strdup(node);
                 if (asprintf(&p->refusal_msg, "%s: refusing: %s, not a block device", node, what) < 0)
                         return -ENOMEM;
                 return 0;

@@ -19,7 +19,7 @@ echo "$ro" >> "$TEST_DIR/loops"
 start_daemon --threads 2 --queue-depth 1 --io-size 4K
 
 expect_exit 5 wipectl wipe --yes "$fs"
-grep -q "$fs: refusing: .*in use" "$TEST_DIR/err" || fail "mounted: $(cat "$TEST_DIR/err")"
+grep -q "$fs: refusing: is mounted on $TEST_DIR/mnt" "$TEST_DIR/err" || fail "mounted: $(cat "$TEST_DIR/err")"
 
 expect_exit 5 wipectl wipe --yes "$ro"
 grep -q "$ro: refusing: .*read-only" "$TEST_DIR/err" || fail "read-only: $(cat "$TEST_DIR/err")"
