@@ -40,6 +40,17 @@ cleanup() {
                 kill -TERM "$DAEMON_PID" 2>/dev/null
                 wait "$DAEMON_PID" 2>/dev/null
         fi
+        # Whatever still holds a loop device goes before it is detached: helper processes, swap
+        # the test enabled, device-mapper devices the test created over its own loop devices.
+        if [ -f "$TEST_DIR/pids" ]; then
+                while read -r pid; do kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done < "$TEST_DIR/pids"
+        fi
+        if [ -f "$TEST_DIR/swaps" ]; then
+                while read -r dev; do swapoff "$dev" 2>/dev/null; done < "$TEST_DIR/swaps"
+        fi
+        if [ -f "$TEST_DIR/dms" ]; then
+                while read -r name; do dmsetup remove --retry "$name" >/dev/null 2>&1; done < "$TEST_DIR/dms"
+        fi
         # Detach first (a mounted loop device is then freed by its umount), then unmount.
         if [ -f "$TEST_DIR/loops" ]; then
                 while read -r dev; do losetup -d "$dev" 2>/dev/null; done < "$TEST_DIR/loops"
@@ -61,13 +72,35 @@ trap 'exit 130' INT TERM
 # (truncate syntax) in the test directory; prints the device path losetup printed.
 # (Called in $(...): a subshell, so the file name comes from mktemp, not a counter.)
 make_loop() {
-        local size=$1 sector=${2:-512} file dev
+        local size=$1 sector=${2:-512} file
         file=$(mktemp "$TEST_DIR/disk.XXXXXX") || hard_error "mktemp failed"
         truncate -s "$size" "$file" || hard_error "cannot create $file"
-        dev=$(losetup -f --show --direct-io=on --sector-size "$sector" "$file") || hard_error "losetup failed"
+        make_loop_file "$file" --direct-io=on --sector-size "$sector"
+}
+
+# make_loop_file FILE [LOSETUP_OPTION...]: a loop device over FILE, a file of the test's own in
+# $TEST_DIR (e.g. -r, -P, --sector-size 4096); registered for cleanup; prints its path.
+make_loop_file() {
+        local file=$1 dev
+        shift
+        case $file in "$TEST_DIR"/*) ;; *) hard_error "make_loop_file: $file is not in $TEST_DIR" ;; esac
+        dev=$(losetup -f --show "$@" "$file") || hard_error "losetup $* $file failed"
         case $dev in /dev/loop*) ;; *) hard_error "losetup printed '$dev'" ;; esac
         echo "$dev" >> "$TEST_DIR/loops"
         echo "$dev"
+}
+
+# Register what cleanup must undo before the loop devices are detached.
+register_mount() { echo "$1" >> "$TEST_DIR/mounts"; }   # a mount point
+register_swap() { echo "$1" >> "$TEST_DIR/swaps"; }     # a device the test swapon'ed
+register_dm() { echo "$1" >> "$TEST_DIR/dms"; }         # a dm name over the test's own loop device
+register_pid() { echo "$1" >> "$TEST_DIR/pids"; }       # a helper process the test started
+
+# stop_pid PID: end a registered helper now and forget it (so cleanup never signals a reused pid).
+stop_pid() {
+        kill -TERM "$1" 2>/dev/null
+        wait "$1" 2>/dev/null
+        sed -i "/^$1\$/d" "$TEST_DIR/pids"
 }
 
 # start_daemon [OPTION...]: wiped on the test's own socket and state directory.
@@ -98,6 +131,20 @@ wipectl() { "$WIPECTL_BIN" --socket "$SOCK" "$@"; }
 # request LINE...: send raw protocol lines on one connection, print the reply lines.
 request() {
         printf '%s\n' "$@" | socat -t 5 - "UNIX-CONNECT:$SOCK"
+}
+
+# jq_is JSON FILTER EXPECTED WHAT: fail unless jq -r FILTER of JSON prints exactly EXPECTED.
+jq_is() {
+        local got
+        got=$(echo "$1" | jq -r "$2")
+        [ "$got" = "$3" ] || fail "$4: $2 is '$got', expected '$3' in: $1"
+}
+
+# jq_starts JSON FILTER PREFIX WHAT: the same, for output that starts with PREFIX.
+jq_starts() {
+        local got
+        got=$(echo "$1" | jq -r "$2")
+        [[ $got == "$3"* ]] || fail "$4: $2 is '$got', expected '$3...' in: $1"
 }
 
 # job_field ID FIELD: one field of a job's status.
