@@ -1,0 +1,200 @@
+/* Wipe methods and pass patterns. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "method.h"
+
+/* Gutmann's 35 passes: 4 random, the 27 patterns aimed at MFM/RLL encodings (in his table's
+ * order, not shuffled, so that every pass can be verified), 4 random. */
+#define GUTMANN_PATTERNS "0x55,0xaa,0x924924,0x492492,0x249249,zero,0x11,0x22,0x33,0x44,0x55,0x66,0x77," \
+                         "0x88,0x99,0xaa,0xbb,0xcc,0xdd,0xee,one,0x924924,0x492492,0x249249,0x6db6db,0xb6db6d,0xdb6db6"
+
+static const struct method methods[] = {
+        { "random", "random",
+          "One pass of a cryptographic keystream (AES-128-CTR or ChaCha20). NIST SP 800-88 Clear for "
+          "magnetic and flash media; the default.", false },
+        { "zero", "zero",
+          "One pass of zeros. As effective as random against reading the data back; random hides "
+          "which sectors were wiped.", false },
+        { "random-zero", "random,zero",
+          "A random pass, then zeros, so that the drive reads back blank.", false },
+        { "dod-3pass", "zero,one,random",
+          "DoD 5220.22-M style: zeros, ones, random. Legacy: adds no security over one pass on "
+          "modern drives (NIST SP 800-88).", true },
+        { "schneier", "zero,one,random,random,random,random,random",
+          "Bruce Schneier's seven passes: zeros, ones, five random. Legacy: adds no security over "
+          "one pass on modern drives (NIST SP 800-88).", true },
+        { "gutmann", "random,random,random,random," GUTMANN_PATTERNS ",random,random,random,random",
+          "Peter Gutmann's 35 passes for 1990s MFM/RLL drives. Legacy: Gutmann himself says it is "
+          "pointless on modern drives; adds no security over one pass (NIST SP 800-88).", true },
+};
+
+const struct method *method_table(size_t *n) {
+        *n = sizeof(methods) / sizeof(methods[0]);
+        return methods;
+}
+
+const struct method *method_find(const char *name) {
+        for (size_t i = 0; name && i < sizeof(methods) / sizeof(methods[0]); i++)
+                if (strcmp(methods[i].name, name) == 0)
+                        return &methods[i];
+        return NULL;
+}
+
+static int hexval(char c) {
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        c |= 0x20;
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        return -1;
+}
+
+int pass_parse(const char *s, struct pass *ret) {
+        struct pass p = { .kind = PASS_PATTERN };
+        size_t len;
+
+        if (!s)
+                return -EINVAL;
+        if (strcmp(s, "random") == 0) {
+                *ret = (struct pass) { .kind = PASS_RANDOM };
+                return 0;
+        }
+        if (strcmp(s, "zero") == 0) {
+                p.pattern[0] = 0x00;
+                p.pattern_len = 1;
+                *ret = p;
+                return 0;
+        }
+        if (strcmp(s, "one") == 0) {
+                p.pattern[0] = 0xff;
+                p.pattern_len = 1;
+                *ret = p;
+                return 0;
+        }
+        if (strncasecmp(s, "0x", 2) != 0)
+                return -EINVAL;
+        s += 2;
+        len = strlen(s);
+        if (len == 0 || len % 2 != 0 || len / 2 > METHOD_PATTERN_MAX)
+                return -EINVAL;
+        for (size_t i = 0; i < len; i += 2) {
+                int hi = hexval(s[i]), lo = hexval(s[i + 1]);
+
+                if (hi < 0 || lo < 0)
+                        return -EINVAL;
+                p.pattern[i / 2] = (uint8_t) (hi << 4 | lo);
+        }
+        p.pattern_len = (uint8_t) (len / 2);
+        *ret = p;
+        return 0;
+}
+
+char *pass_name(const struct pass *p, char *buf, size_t n) {
+        size_t o;
+
+        if (p->kind == PASS_RANDOM)
+                snprintf(buf, n, "random");
+        else if (p->pattern_len == 1 && p->pattern[0] == 0x00)
+                snprintf(buf, n, "zero");
+        else if (p->pattern_len == 1 && p->pattern[0] == 0xff)
+                snprintf(buf, n, "one");
+        else {
+                o = (size_t) snprintf(buf, n, "0x");
+                for (unsigned i = 0; i < p->pattern_len && o + 2 < n; i++)
+                        o += (size_t) snprintf(buf + o, n - o, "%02x", p->pattern[i]);
+        }
+        return buf;
+}
+
+int pass_list_parse(const char *list, struct pass **ret, size_t *n_ret) {
+        struct pass *v;
+        char *copy, *save = NULL;
+        size_t n = 0;
+        int r = 0;
+
+        if (!list || !*list)
+                return -EINVAL;
+        copy = strdup(list);
+        v = calloc(METHOD_PASSES_MAX, sizeof(*v));
+        if (!copy || !v) {
+                free(copy);
+                free(v);
+                return -ENOMEM;
+        }
+        /* strtok_r would skip empty items; an empty item is an error. */
+        for (char *p = copy, *comma;; p = comma + 1) {
+                comma = strchr(p, ',');
+                if (comma)
+                        *comma = '\0';
+                if (n == METHOD_PASSES_MAX || pass_parse(p, &v[n]) < 0) {
+                        r = -EINVAL;
+                        break;
+                }
+                n++;
+                if (!comma)
+                        break;
+        }
+        (void) save;
+        free(copy);
+        if (r < 0) {
+                free(v);
+                return r;
+        }
+        *ret = v;
+        *n_ret = n;
+        return 0;
+}
+
+void pattern_fill(const struct pass *p, void *buf, uint64_t offset, size_t len) {
+        uint8_t *b = buf;
+        size_t k = p->pattern_len, done;
+
+        if (k == 1) {
+                memset(b, p->pattern[0], len);
+                return;
+        }
+        /* One period at the right phase, then double what is there. */
+        for (done = 0; done < len && done < k; done++)
+                b[done] = p->pattern[(offset + done) % k];
+        while (done < len) {
+                size_t c = done < len - done ? done : len - done;
+
+                /* Copy a whole number of periods so that the phase carries on. */
+                c -= c % k ? c % k : 0;
+                if (c == 0)
+                        c = len - done < k ? len - done : k;
+                memcpy(b + done, b, c);
+                done += c;
+        }
+}
+
+bool pattern_check(const struct pass *p, const void *buf, uint64_t offset, size_t len) {
+        const uint8_t *b = buf;
+        size_t k = p->pattern_len, head;
+        uint8_t period[METHOD_PATTERN_MAX * 8];
+
+        if (len == 0)
+                return true;
+        if (k == 1) {
+                /* memcmp against itself shifted: all bytes equal to the first, and the first right. */
+                return b[0] == p->pattern[0] && memcmp(b, b + 1, len - 1) == 0;
+        }
+        /* Compare period-multiple blocks with the first block (checked byte by byte). */
+        head = len < sizeof(period) / k * k ? len : sizeof(period) / k * k;
+        pattern_fill(p, period, offset, head);
+        if (memcmp(b, period, head) != 0)
+                return false;
+        for (size_t o = head; o < len; o += head) {
+                size_t c = len - o < head ? len - o : head;
+
+                if (memcmp(b + o, period, c) != 0)
+                        return false;
+        }
+        return true;
+}

@@ -1,0 +1,48 @@
+/* Wipe methods: what each pass writes. One table of named methods; passes are "random" (the
+ * keystream), "zero", "one" (0xFF) or "0x" and 2k hex digits, a k-byte pattern repeated over the
+ * device from offset 0 (byte o holds pattern[o % k]), so any range can be checked alone. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define METHOD_PATTERN_MAX 32           /* bytes in a pattern */
+#define METHOD_PASSES_MAX 64            /* passes in one job */
+
+enum pass_kind {
+        PASS_RANDOM,
+        PASS_PATTERN,
+};
+
+struct pass {
+        enum pass_kind kind;
+        uint8_t pattern[METHOD_PATTERN_MAX];
+        uint8_t pattern_len;            /* 1..METHOD_PATTERN_MAX for PASS_PATTERN */
+};
+
+struct method {
+        const char *name;
+        const char *passes;             /* comma-separated pass list */
+        const char *description;
+        bool legacy;                    /* adds nothing over one pass on modern drives (NIST SP 800-88) */
+};
+
+/* Parse one pass ("random", "zero", "one", "0x55", "0x924924"; case-insensitive hex).
+ * Returns 0 or -EINVAL. */
+int pass_parse(const char *s, struct pass *ret);
+/* Canonical name: "random", "zero", "one", or "0x" and lower-case hex. Returns buf. */
+char *pass_name(const struct pass *p, char *buf, size_t n);
+/* Parse a comma-separated list of 1..METHOD_PASSES_MAX passes into ret (malloc'd).
+ * Returns 0, -EINVAL (a bad pass or count) or -ENOMEM. */
+int pass_list_parse(const char *list, struct pass **ret, size_t *n);
+
+/* The named methods, in display order. */
+const struct method *method_table(size_t *n);
+/* A method by name, or NULL. */
+const struct method *method_find(const char *name);
+
+/* Write the pattern bytes for device offsets [offset, offset+len) into buf. */
+void pattern_fill(const struct pass *p, void *buf, uint64_t offset, size_t len);
+/* Whether buf holds exactly the pattern bytes of [offset, offset+len). */
+bool pattern_check(const struct pass *p, const void *buf, uint64_t offset, size_t len);
