@@ -17,6 +17,7 @@ static const char *const op_names[_PROTOCOL_OP_MAX] = {
         [PROTOCOL_OP_CANCEL] = "cancel",
         [PROTOCOL_OP_REPORT] = "report",
         [PROTOCOL_OP_PROBE] = "probe",
+        [PROTOCOL_OP_VERIFY] = "verify",
 };
 
 const char *protocol_op_name(enum protocol_op op) {
@@ -33,7 +34,8 @@ enum protocol_op protocol_op_from_name(const char *name) {
 }
 
 bool protocol_op_mutates(enum protocol_op op) {
-        return op == PROTOCOL_OP_SUBMIT || op == PROTOCOL_OP_CANCEL || op == PROTOCOL_OP_PROBE;
+        return op == PROTOCOL_OP_SUBMIT || op == PROTOCOL_OP_CANCEL || op == PROTOCOL_OP_PROBE ||
+               op == PROTOCOL_OP_VERIFY;
 }
 
 /* Parse exactly one JSON object from line[0..len), allowing trailing blanks. 0, -EBADMSG or -ENOMEM. */

@@ -22,6 +22,7 @@ enum protocol_op {
         PROTOCOL_OP_CANCEL,
         PROTOCOL_OP_REPORT,
         PROTOCOL_OP_PROBE,
+        PROTOCOL_OP_VERIFY,
         _PROTOCOL_OP_MAX,
         PROTOCOL_OP_INVALID = -1,
 };

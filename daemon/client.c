@@ -109,15 +109,46 @@ static struct json_object *op_version(struct request_ctx *c) {
         return r;
 }
 
+/* The verify mode and seed fields of a submit or verify request, into rq. NULL or an error reply. */
+static struct json_object *parse_verify(struct request_ctx *c, struct job_request *rq, bool *given) {
+        const char *s;
+        int k;
+
+        *given = false;
+        k = protocol_get_string(c->req->obj, "verify", &s);
+        if (k == -EINVAL)
+                return bad_field(c, "verify", "must be a string");
+        if (k == 0) {
+                if (verify_mode_parse(s, &rq->verify, &rq->verify_percent) < 0)
+                        return protocol_reply_error(c->req->id, -EINVAL,
+                                                    "%s: unknown verification \"%.64s\" (none, sample, sample=PCT, last, all)",
+                                                    protocol_op_name(c->req->op), s);
+                *given = true;
+        }
+        k = protocol_get_u64(c->req->obj, "seed", &rq->seed);
+        if (k == -EINVAL)
+                return bad_field(c, "seed", "must be an integer from 0 to 2^64-1");
+        rq->have_seed = k == 0;
+        return NULL;
+}
+
 static struct json_object *op_submit(struct request_ctx *c) {
-        static const char *const fields[] = { "devices", "cipher", "method", NULL };
-        _cleanup_free_ const char **devices = NULL;
+        static const char *const fields[] = { "devices", "cipher", "method", "passes", "verify", "seed", NULL };
+        _cleanup_free_ const char **devices = NULL, **pass_names = NULL;
         _cleanup_free_ struct job **jobs = NULL;
-        enum keystream_cipher cipher = KEYSTREAM_AUTO;
+        _cleanup_free_ struct pass *passes = NULL;
+        struct job_request rq = {
+                .cipher = KEYSTREAM_AUTO,
+                .method = "random",
+                .verify = VERIFY_SAMPLE,
+                .verify_percent = SAMPLE_PERCENT_DEFAULT,
+        };
+        const struct method *m = NULL;
         struct json_object *r, *arr;
         const char *s;
         char err[512] = "";
-        size_t n = 0;
+        size_t n = 0, n_names = 0;
+        bool given;
         int k;
 
         if ((r = check_fields(c, fields)))
@@ -130,20 +161,53 @@ static struct json_object *op_submit(struct request_ctx *c) {
         if (k < 0)
                 return bad_field(c, "devices", "must be an array of 1 to 256 device paths");
         k = protocol_get_string(c->req->obj, "cipher", &s);
-        if (k == 0 && keystream_cipher_from_name(s, &cipher) < 0)
+        if (k == 0 && keystream_cipher_from_name(s, &rq.cipher) < 0)
                 return protocol_reply_error(c->req->id, -EINVAL, "submit: unknown cipher \"%.64s\" (auto, aes-128-ctr, chacha20)", s);
         if (k == -EINVAL)
                 return bad_field(c, "cipher", "must be a string");
+
         k = protocol_get_string(c->req->obj, "method", &s);
-        if (k == 0 && strcmp(s, "random") != 0)
-                return protocol_reply_error(c->req->id, -EINVAL, "submit: unknown method \"%.64s\" (random)", s);
         if (k == -EINVAL)
                 return bad_field(c, "method", "must be a string");
+        if (k == 0 && !(m = method_find(s)))
+                return protocol_reply_error(c->req->id, -EINVAL, "submit: unknown method \"%.64s\" (see wipectl methods)", s);
+        k = protocol_get_string_array(c->req->obj, "passes", METHOD_PASSES_MAX, &pass_names, &n_names);
+        if (k == -ENOMEM)
+                return NULL;
+        if (k == -EINVAL)
+                return bad_field(c, "passes", "must be an array of 1 to 64 passes");
+        if (k == 0 && m)
+                return protocol_reply_error(c->req->id, -EINVAL, "submit: give \"method\" or \"passes\", not both");
+        if (k == 0) {
+                passes = calloc(n_names, sizeof(*passes));
+                if (!passes)
+                        return NULL;
+                for (size_t i = 0; i < n_names; i++)
+                        if (pass_parse(pass_names[i], &passes[i]) < 0)
+                                return protocol_reply_error(c->req->id, -EINVAL,
+                                                            "submit: pass %zu: \"%.64s\" is not random, zero, one or 0x followed by 2 to 64 hex digits",
+                                                            i + 1, pass_names[i]);
+                rq.method = "custom";
+                rq.passes = passes;
+                rq.n_passes = n_names;
+        } else {
+                if (!m)
+                        m = method_find("random");
+                k = pass_list_parse(m->passes, &passes, &rq.n_passes);
+                if (k < 0)
+                        return protocol_reply_error(c->req->id, k, "submit: method %s: %s", m->name, strerror(-k));
+                rq.method = m->name;
+                rq.passes = passes;
+        }
+        if ((r = parse_verify(c, &rq, &given)))
+                return r;
+        if (rq.have_seed && rq.verify != VERIFY_SAMPLE)
+                return bad_field(c, "seed", "only goes with sample verification");
 
         jobs = calloc(n, sizeof(*jobs));
         if (!jobs)
                 return NULL;
-        k = job_submit(c->pool, devices, n, cipher, jobs, err, sizeof(err));
+        k = job_submit(c->pool, devices, n, &rq, jobs, err, sizeof(err));
         if (k < 0) {
                 log_warning("submit from uid %u refused: %s", (unsigned) c->uid, err);
                 return protocol_reply_error(c->req->id, k, "%s", err);
@@ -278,6 +342,44 @@ static struct json_object *op_report(struct request_ctx *c) {
         return r;
 }
 
+static struct json_object *op_verify(struct request_ctx *c) {
+        static const char *const fields[] = { "job", "verify", "seed", NULL };
+        struct job_request rq = {};
+        struct json_object *r = NULL;
+        struct job *job;
+        char err[512] = "";
+        bool given;
+        int k;
+
+        if ((r = check_fields(c, fields)))
+                return r;
+        job = request_job(c, &r);
+        if (!job)
+                return r;
+        if ((r = parse_verify(c, &rq, &given)))
+                return r;
+        if (!given) {
+                /* The job's own mode; a job wiped without verification is read back whole. */
+                rq.verify = job->verify == VERIFY_NONE || job->verify == VERIFY_ALL ? VERIFY_LAST : job->verify;
+                rq.verify_percent = job->verify_percent;
+        }
+        if (rq.verify == VERIFY_NONE)
+                return protocol_reply_error(c->req->id, -EINVAL, "verify: \"none\" verifies nothing");
+        if (rq.verify == VERIFY_ALL)
+                rq.verify = VERIFY_LAST;        /* only the last pass is still on the device */
+        if (rq.have_seed && rq.verify != VERIFY_SAMPLE)
+                return bad_field(c, "seed", "only goes with sample verification");
+        k = job_verify_again(job, rq.verify, rq.verify_percent, rq.have_seed, rq.seed, err, sizeof(err));
+        if (k < 0) {
+                log_warning("job %" PRIu64 ": verify from uid %u refused: %s", job->id, (unsigned) c->uid, err);
+                return protocol_reply_error(c->req->id, k, "%s", err);
+        }
+        r = protocol_reply_new(c->req->id);
+        if (r)
+                json_object_object_add(r, "job", job_to_json(job));
+        return r;
+}
+
 static struct json_object *op_probe(struct request_ctx *c) {
         static const char *const fields[] = { "devices", NULL };
         _cleanup_free_ const char **devices = NULL;
@@ -325,6 +427,7 @@ static const op_handler handlers[_PROTOCOL_OP_MAX] = {
         [PROTOCOL_OP_CANCEL] = op_cancel,
         [PROTOCOL_OP_REPORT] = op_report,
         [PROTOCOL_OP_PROBE] = op_probe,
+        [PROTOCOL_OP_VERIFY] = op_verify,
 };
 
 struct json_object *client_handle(struct pool *pool, uid_t uid, gid_t gid, pid_t pid, const char *line, size_t len) {

@@ -12,6 +12,8 @@
 
 #include "chunk.h"
 #include "keystream.h"
+#include "method.h"
+#include "sample.h"
 
 #define WIPED_STATE_DIR_DEFAULT "/var/lib/wiped"
 #define WIPED_GROUP "wiped"
@@ -109,6 +111,61 @@ enum job_state {
         _JOB_STATE_MAX,
 };
 
+enum verify_mode {
+        VERIFY_NONE,
+        VERIFY_SAMPLE,                  /* NIST SP 800-88 sampling of the last pass */
+        VERIFY_LAST,                    /* read the whole device after the last pass */
+        VERIFY_ALL,                     /* read the whole device after every pass */
+        _VERIFY_MODE_MAX,
+};
+
+#define VERIFY_FIRST_MAX 16             /* mismatching sector offsets kept */
+
+/* One verification of one pass. */
+struct verify_result {
+        bool ran;                       /* completed (else never run) */
+        enum verify_mode mode;
+        double percent;                 /* sample only */
+        uint64_t seed, subsections;     /* sample only */
+        uint64_t coverage;              /* bytes compared */
+        uint64_t mismatched;            /* sectors that differ */
+        uint64_t first[VERIFY_FIRST_MAX]; /* their lowest byte offsets, ascending */
+        unsigned n_first;
+        double at;                      /* CLOCK_REALTIME when it ended */
+};
+
+struct job_pass {
+        struct pass pass;               /* what it writes */
+        uint8_t key[KEYSTREAM_KEY_MAX]; /* random passes: own key from getrandom; cleansed on free */
+        size_t key_len;
+        bool written;                   /* every write completed and flushed */
+        struct verify_result verified;  /* latest verification of this pass */
+};
+
+enum stage_kind {
+        STAGE_WRITE,
+        STAGE_VERIFY,
+};
+
+/* A step of a job: write one pass, or read back and compare one pass over some extents. */
+struct stage {
+        enum stage_kind kind;
+        unsigned pass;                  /* index into passes */
+        bool sampled;                   /* verify the sample plan's extents, not the whole device */
+        enum verify_mode mode;          /* verify: what it is reported as */
+};
+
+/* The work a worker claims: extents of one stage of one job, and how far it got. */
+struct job_unit {
+        struct job *job;
+        enum stage_kind kind;
+        const struct job_pass *pass;
+        unsigned pass_index;
+        const struct extent *extents;   /* into the job's sample plan, or &one */
+        size_t n_extents;
+        struct extent one;              /* a whole-device chunk */
+};
+
 struct job {
         uint64_t id;
         char *device;                   /* path as the client gave it */
@@ -116,18 +173,31 @@ struct job {
         struct device_signature *sigs_before;  /* found at submit */
         size_t n_sigs_before;
         int fd;                         /* open while the job runs; -1 after it ended */
+        struct pool *pool;
         struct chunk_plan plan;
-        enum keystream_cipher cipher;   /* resolved, never AUTO */
-        uint8_t key[KEYSTREAM_KEY_MAX]; /* pass key (from getrandom); cleansed on free */
-        size_t key_len;
+        enum keystream_cipher cipher;   /* of every random pass; resolved, never AUTO */
+        char *method;                   /* a method's name, or "custom" */
+        struct job_pass *passes;
+        unsigned n_passes;
+        enum verify_mode verify;
+        double verify_percent;          /* sample */
+        struct sample_plan sample;      /* planned at submit (and again by a later verify) */
+        struct stage *stages;           /* the steps, in order */
+        unsigned n_stages;
+
+        /* Changed only when no unit of the job is held (under the pool lock, see pool_claim). */
+        atomic_uint stage_index;        /* index of the current stage */
+        uint64_t stage_units;           /* units of the current stage */
+        uint64_t work_total;            /* bytes to write and read over all stages of this run */
 
         /* Shared with the workers (lock-free). */
-        atomic_uint_fast64_t next_chunk;   /* next chunk index to claim */
-        atomic_uint_fast64_t chunks_done;  /* chunks whose writes all completed */
-        atomic_uint_fast64_t bytes_done;   /* bytes whose writes completed */
-        atomic_uint active_chunks;         /* chunks claimed and not yet released */
+        atomic_uint_fast64_t next_unit;    /* next unit of the current stage to claim */
+        atomic_uint_fast64_t units_done;   /* units of the current stage finished */
+        atomic_uint_fast64_t bytes_done;   /* bytes written or read and compared, this run */
+        atomic_uint_fast64_t bytes_written; /* over all passes */
+        atomic_uint active_chunks;         /* units claimed and not yet released */
         atomic_bool abort;                 /* cancel, failure or shutdown: claim nothing more */
-        atomic_bool finished;              /* job_finish() ran (exactly once) */
+        atomic_bool finished;              /* job_finish() ran (exactly once per run) */
 
         /* Protected by lock. */
         pthread_mutex_t lock;
@@ -139,20 +209,43 @@ struct job {
         bool sigs_checked;              /* sigs_after holds a probe made after the flush */
         struct device_signature *sigs_after;
         size_t n_sigs_after;
+        struct verify_result current;   /* the verification in progress */
+        struct verify_result *runs;     /* every verification of the last pass */
+        size_t n_runs;
 
         /* Main thread only. */
         double started_at;              /* CLOCK_REALTIME seconds */
         double started_mono;            /* CLOCK_MONOTONIC seconds */
-        double rate_bps;                /* smoothed write rate */
+        double rate_bps;                /* smoothed rate of work */
         uint64_t sample_bytes;          /* bytes_done at the last sample */
         double sample_mono;             /* time of the last sample */
         struct job *next;               /* job table order: oldest first */
 };
 
+/* What a submit asks for. */
+struct job_request {
+        enum keystream_cipher cipher;
+        const char *method;             /* name, or "custom" with passes */
+        const struct pass *passes;
+        size_t n_passes;
+        enum verify_mode verify;
+        double verify_percent;
+        bool have_seed;
+        uint64_t seed;
+};
+
+const char *verify_mode_name(enum verify_mode m);
+/* Parse "none", "sample", "sample=PCT", "last", "all". 0 or -EINVAL. */
+int verify_mode_parse(const char *s, enum verify_mode *mode, double *percent);
+
 /* Create and start jobs for every device (all or nothing): returns 0 and the new jobs in
  * ret[0..n), or -errno with a message naming the refused device in err. */
-int job_submit(struct pool *pool, const char *const *devices, size_t n, enum keystream_cipher cipher,
+int job_submit(struct pool *pool, const char *const *devices, size_t n, const struct job_request *rq,
                struct job **ret, char *err, size_t err_len);
+/* Verify the last pass of an ended job again, on its device if its identity still matches.
+ * 0 (the job runs again), or -errno with a message in err. */
+int job_verify_again(struct job *job, enum verify_mode mode, double percent, bool have_seed, uint64_t seed,
+                     char *err, size_t err_len);
 struct job *job_find(uint64_t id);
 struct job *job_first(void);
 /* Whether a job with this device number is still running. */
@@ -161,7 +254,13 @@ struct job *job_find_active_rdev(dev_t rdev);
 int job_cancel(struct job *job);
 /* Record the first error of a job and make it stop (any thread). */
 void job_fail(struct job *job, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Called by a worker after releasing a chunk: ends the job when it is complete or aborted. */
+/* A worker found a sector that differs from what the pass wrote. */
+void job_verify_mismatch(struct job *job, uint64_t offset);
+/* Claim the next unit of the job's current stage into *u: true, or false when there is none.
+ * Called with the pool lock held. */
+bool job_claim_unit(struct job *job, struct job_unit *u);
+/* Called by a worker after releasing a unit: advances the job to its next stage, or ends it,
+ * when the stage is complete or the job aborted. */
 void job_release_chunk(struct job *job, bool completed);
 /* Shutdown: every unfinished job stops and ends interrupted (now, or when its workers release
  * their chunks). Call before pool_free() and again after it. */
@@ -180,8 +279,10 @@ void job_free_all(void);
 /* Start threads worker threads, each with its own io_uring of queue_depth writes of io_size
  * bytes. Returns 0 or -errno. */
 int pool_new(struct pool **ret, unsigned threads, unsigned queue_depth, uint32_t io_size);
-/* Make a job's chunks claimable. */
+/* Make a job's units claimable. */
 void pool_add_job(struct pool *pool, struct job *job);
+/* Run fn(job) under the pool lock: changes to a job's stage are made there. */
+void pool_locked(struct pool *pool, void (*fn)(struct job *), struct job *job);
 /* Stop claiming, wait for in-flight writes, join the threads, free. Accepts NULL. */
 void pool_free(struct pool *pool);
 unsigned pool_threads(struct pool *pool);

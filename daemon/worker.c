@@ -21,22 +21,22 @@
 
 #include "daemon.h"
 
-/* A chunk a worker holds: its range, how far submission got, and writes still in flight. */
+/* A unit a worker holds: its extents, how far submission got, and I/O still in flight. */
 struct chunk_work {
-        struct job *job;
-        uint64_t index;
-        uint64_t cursor;                /* next device offset to submit */
-        uint64_t end;                   /* end of the chunk's range */
-        unsigned pending;               /* writes of this chunk in flight */
+        struct job_unit u;
+        size_t ext;                     /* extent being submitted */
+        uint64_t cursor;                /* next device offset to submit in it */
+        unsigned pending;               /* I/Os of this unit in flight */
 };
 
-/* One registered buffer and the write it carries. */
+/* One registered buffer and the I/O it carries. */
 struct slot {
         void *buf;
         struct chunk_work *cw;          /* NULL when free */
+        bool read;                      /* a verification read, else a write */
         uint64_t offset;                /* device offset of buf[0] */
-        uint32_t len;                   /* bytes of this write */
-        uint32_t done;                  /* bytes already written (short writes) */
+        uint32_t len;                   /* bytes of this I/O */
+        uint32_t done;                  /* bytes already transferred (short transfers) */
 };
 
 struct worker {
@@ -45,12 +45,13 @@ struct worker {
         pthread_t thread;
         struct io_uring ring;
         bool ring_ok;
-        bool fixed;                     /* buffers registered: use write_fixed */
+        bool fixed;                     /* buffers registered: use read/write_fixed */
         struct slot *slots;
+        void *scratch;                  /* io_size bytes: the expected data of a verification read */
         unsigned inflight;
-        struct chunk_work *current;     /* chunk being submitted, NULL when none */
+        struct chunk_work *current;     /* unit being submitted, NULL when none */
         struct keystream *ks;
-        const struct job *ks_job;       /* job whose key ks holds */
+        const struct job_pass *ks_pass; /* pass whose key ks holds */
 };
 
 struct pool {
@@ -75,11 +76,25 @@ uint32_t pool_io_size(struct pool *pool) {
 }
 
 uint64_t pool_memory(struct pool *pool) {
-        return (uint64_t) pool->threads * pool->queue_depth * pool->io_size;
+        /* Each worker: queue_depth I/O buffers and one scratch buffer for verification. */
+        return (uint64_t) pool->threads * (pool->queue_depth + 1) * pool->io_size;
+}
+
+void pool_locked(struct pool *pool, void (*fn)(struct job *), struct job *job) {
+        pthread_mutex_lock(&pool->lock);
+        fn(job);
+        pthread_mutex_unlock(&pool->lock);
 }
 
 void pool_add_job(struct pool *pool, struct job *job) {
         pthread_mutex_lock(&pool->lock);
+        for (size_t i = 0; i < pool->n_active; i++)
+                if (pool->active[i] == job) {
+                        /* Still listed from its previous stage: it is claimable again as it is. */
+                        pthread_cond_broadcast(&pool->cond);
+                        pthread_mutex_unlock(&pool->lock);
+                        return;
+                }
         if (pool->n_active == pool->cap_active) {
                 size_t cap = pool->cap_active ? pool->cap_active * 2 : 16;
                 struct job **a = realloc(pool->active, cap * sizeof(*a));
@@ -100,7 +115,7 @@ void pool_add_job(struct pool *pool, struct job *job) {
         pthread_mutex_unlock(&pool->lock);
 }
 
-/* Claim the next chunk of some running job, round-robin over the jobs. Jobs with nothing left to
+/* Claim the next unit of some running job, round-robin over the jobs. Jobs with nothing left to
  * claim (or aborted) leave the active list. Returns a new chunk_work or NULL. Caller holds no lock. */
 static struct chunk_work *pool_claim(struct pool *pool) {
         struct chunk_work *cw = NULL;
@@ -109,12 +124,11 @@ static struct chunk_work *pool_claim(struct pool *pool) {
         while (pool->n_active > 0 && !atomic_load(&pool->stop)) {
                 size_t i = pool->rr % pool->n_active;
                 struct job *job = pool->active[i];
-                uint64_t c, off, len;
+                struct job_unit u;
 
                 /* Count ourselves in before looking at abort: see job_cancel(). */
                 atomic_fetch_add(&job->active_chunks, 1);
-                c = atomic_load(&job->abort) ? job->plan.n_chunks : atomic_fetch_add(&job->next_chunk, 1);
-                if (c >= job->plan.n_chunks) {
+                if (!job_claim_unit(job, &u)) {
                         pool->active[i] = pool->active[--pool->n_active];
                         pthread_mutex_unlock(&pool->lock);
                         job_release_chunk(job, false);
@@ -129,39 +143,96 @@ static struct chunk_work *pool_claim(struct pool *pool) {
                         job_release_chunk(job, false);
                         return NULL;
                 }
-                chunk_range(&job->plan, c, &off, &len);
-                *cw = (struct chunk_work) { .job = job, .index = c, .cursor = off, .end = off + len };
+                *cw = (struct chunk_work) { .u = u, .cursor = u.extents[0].offset };
+                if (u.extents == &u.one)
+                        cw->u.extents = &cw->u.one;     /* point at the copy's own chunk extent */
                 break;
         }
         pthread_mutex_unlock(&pool->lock);
         return cw;
 }
 
-/* Release a chunk when nothing of it is in flight and nothing more will be submitted. */
-static void worker_chunk_maybe_release(struct worker *w, struct chunk_work *cw) {
-        bool aborted = atomic_load(&cw->job->abort);
+/* Whether the unit has more to submit; if so its next piece of at most max bytes. */
+static bool unit_next_piece(struct chunk_work *cw, uint32_t max, uint64_t *off, uint32_t *len) {
+        while (cw->ext < cw->u.n_extents) {
+                const struct extent *e = &cw->u.extents[cw->ext];
+                uint64_t end = e->offset + e->length;
 
-        if (cw->pending > 0 || (cw->cursor < cw->end && !aborted) || cw == w->current)
+                if (cw->cursor < end) {
+                        *off = cw->cursor;
+                        *len = (uint32_t) (end - cw->cursor < max ? end - cw->cursor : max);
+                        return true;
+                }
+                if (++cw->ext < cw->u.n_extents)
+                        cw->cursor = cw->u.extents[cw->ext].offset;
+        }
+        return false;
+}
+
+static bool unit_exhausted(struct chunk_work *cw) {
+        uint64_t off;
+        uint32_t len;
+
+        return !unit_next_piece(cw, 1, &off, &len);
+}
+
+/* Release a unit when nothing of it is in flight and nothing more will be submitted. */
+static void worker_chunk_maybe_release(struct worker *w, struct chunk_work *cw) {
+        bool aborted = atomic_load(&cw->u.job->abort);
+
+        if (cw->pending > 0 || (!unit_exhausted(cw) && !aborted) || cw == w->current)
                 return;
-        job_release_chunk(cw->job, cw->cursor >= cw->end && !aborted);
+        job_release_chunk(cw->u.job, unit_exhausted(cw) && !aborted);
         free(cw);
+}
+
+/* Key the worker's keystream for a random pass. 0 or -errno. */
+static int worker_key(struct worker *w, const struct job *job, const struct job_pass *p) {
+        int r;
+
+        if (w->ks_pass == p)
+                return 0;
+        r = keystream_rekey(w->ks, job->cipher, p->key, p->key_len);
+        w->ks_pass = r < 0 ? NULL : p;
+        return r;
 }
 
 static void worker_queue(struct worker *w, struct slot *s) {
         struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
-        unsigned idx = (unsigned) (s - w->slots);
+        unsigned idx = (unsigned) (s - w->slots), len = s->len - s->done;
+        int fd = s->cw->u.job->fd;
         char *p = (char *) s->buf + s->done;
+        uint64_t off = s->offset + s->done;
 
         /* The ring has room for every slot, so sqe is never NULL. */
-        if (w->fixed)
-                io_uring_prep_write_fixed(sqe, s->cw->job->fd, p, s->len - s->done, s->offset + s->done, (int) idx);
+        if (s->read && w->fixed)
+                io_uring_prep_read_fixed(sqe, fd, p, len, off, (int) idx);
+        else if (s->read)
+                io_uring_prep_read(sqe, fd, p, len, off);
+        else if (w->fixed)
+                io_uring_prep_write_fixed(sqe, fd, p, len, off, (int) idx);
         else
-                io_uring_prep_write(sqe, s->cw->job->fd, p, s->len - s->done, s->offset + s->done);
+                io_uring_prep_write(sqe, fd, p, len, off);
         io_uring_sqe_set_data(sqe, s);
 }
 
-/* Fill free slots with the next pieces of the current chunk (claiming chunks as needed) and
- * queue their writes. Returns the number queued. */
+/* What a pass has at [off, off+len): the keystream or the pattern, into buf. 0 or -errno. */
+static int worker_expected(struct worker *w, const struct job_unit *u, void *buf, uint64_t off, uint32_t len) {
+        int r;
+
+        if (u->pass->pass.kind == PASS_PATTERN) {
+                pattern_fill(&u->pass->pass, buf, off, len);
+                return 0;
+        }
+        r = worker_key(w, u->job, u->pass);
+        if (r < 0)
+                return r;
+        return keystream_fill(w->ks, buf, off, len);
+}
+
+/* Fill free slots with the next pieces of the current unit (claiming units as needed) and queue
+ * their I/O: writes carry exactly the pass's bytes for their offsets, reads are compared on
+ * completion. Returns the number queued. */
 static unsigned worker_fill(struct worker *w) {
         struct pool *pool = w->pool;
         unsigned queued = 0;
@@ -170,12 +241,14 @@ static unsigned worker_fill(struct worker *w) {
                 struct slot *s = &w->slots[i];
                 struct chunk_work *cw;
                 struct job *job;
-                uint64_t len;
+                uint64_t off = 0;
+                uint32_t len = 0;
                 int r;
 
                 if (s->cw)
                         continue;
-                while (!w->current || w->current->cursor >= w->current->end || atomic_load(&w->current->job->abort)) {
+                while (!w->current || atomic_load(&w->current->u.job->abort) ||
+                       !unit_next_piece(w->current, pool->io_size, &off, &len)) {
                         if (w->current) {
                                 cw = w->current;
                                 w->current = NULL;
@@ -186,56 +259,85 @@ static unsigned worker_fill(struct worker *w) {
                                 return queued;
                 }
                 cw = w->current;
-                job = cw->job;
-                if (w->ks_job != job) {
-                        r = keystream_rekey(w->ks, job->cipher, job->key, job->key_len);
+                job = cw->u.job;
+                if (cw->u.kind == STAGE_WRITE) {
+                        r = worker_expected(w, &cw->u, s->buf, off, len);
                         if (r < 0) {
-                                job_fail(job, r, "%s: cannot set up the keystream: %s", job->info.node, strerror(-r));
+                                job_fail(job, r, "%s: cannot make the data of pass %u at offset %" PRIu64 ": %s",
+                                         job->info.node, cw->u.pass_index + 1, off, strerror(-r));
                                 continue;
                         }
-                        w->ks_job = job;
                 }
-                len = cw->end - cw->cursor;
-                if (len > pool->io_size)
-                        len = pool->io_size;
-                r = keystream_fill(w->ks, s->buf, cw->cursor, len);
-                if (r < 0) {
-                        job_fail(job, r, "%s: keystream failed at offset %" PRIu64, job->info.node, cw->cursor);
-                        continue;
-                }
-                *s = (struct slot) { .buf = s->buf, .cw = cw, .offset = cw->cursor, .len = (uint32_t) len };
-                cw->cursor += len;
+                *s = (struct slot) { .buf = s->buf, .cw = cw, .read = cw->u.kind == STAGE_VERIFY, .offset = off, .len = len };
+                cw->cursor = off + len;
                 cw->pending++;
                 worker_queue(w, s);
                 queued++;
                 w->inflight++;
-                /* Start the device on this write while the next buffer is filled. */
+                /* Start the device on this I/O while the next buffer is filled. */
                 io_uring_submit(&w->ring);
         }
         return queued;
 }
 
+/* A verification read of a whole slot is in: compare it with what the pass wrote, and report
+ * every logical sector that differs. */
+static void worker_compare(struct worker *w, struct slot *s) {
+        const struct job_unit *u = &s->cw->u;
+        struct job *job = u->job;
+        uint32_t sector = job->info.logical_sector;
+        const uint8_t *got = s->buf;
+        bool ok;
+        int r;
+
+        if (u->pass->pass.kind == PASS_PATTERN)
+                ok = pattern_check(&u->pass->pass, got, s->offset, s->len);
+        else {
+                r = worker_expected(w, u, w->scratch, s->offset, s->len);
+                if (r < 0) {
+                        job_fail(job, r, "%s: cannot regenerate pass %u at offset %" PRIu64 ": %s", job->info.node,
+                                 u->pass_index + 1, s->offset, strerror(-r));
+                        return;
+                }
+                ok = memcmp(got, w->scratch, s->len) == 0;
+        }
+        if (ok)
+                return;
+        for (uint32_t o = 0; o < s->len; o += sector) {
+                bool same = u->pass->pass.kind == PASS_PATTERN ?
+                        pattern_check(&u->pass->pass, got + o, s->offset + o, sector) :
+                        memcmp(got + o, (const uint8_t *) w->scratch + o, sector) == 0;
+
+                if (!same)
+                        job_verify_mismatch(job, s->offset + o);
+        }
+}
+
 static void worker_complete(struct worker *w, struct slot *s, int res) {
         struct chunk_work *cw = s->cw;
-        struct job *job = cw->job;
+        struct job *job = cw->u.job;
 
         if (res == -EAGAIN || res == -EINTR) {
                 worker_queue(w, s);
                 return;
         }
-        if (res > 0 && (uint32_t) res < s->len - s->done && !atomic_load(&job->abort)) {
-                /* Short write: resubmit the rest. */
-                s->done += (uint32_t) res;
+        if (res > 0) {
                 atomic_fetch_add(&job->bytes_done, (uint64_t) res);
+                if (!s->read)
+                        atomic_fetch_add(&job->bytes_written, (uint64_t) res);
+        }
+        if (res > 0 && (uint32_t) res < s->len - s->done && !atomic_load(&job->abort)) {
+                /* Short transfer: resubmit the rest. */
+                s->done += (uint32_t) res;
                 worker_queue(w, s);
                 return;
         }
-        if (res < 0 || res == 0)
-                job_fail(job, res < 0 ? res : -EIO, "%s: write of %" PRIu32 " bytes at offset %" PRIu64 " failed: %s",
-                         job->info.node, s->len - s->done, s->offset + s->done,
-                         res < 0 ? strerror(-res) : "no progress");
-        else
-                atomic_fetch_add(&job->bytes_done, (uint64_t) res);
+        if (res <= 0)
+                job_fail(job, res < 0 ? res : -EIO, "%s: %s of %" PRIu32 " bytes at offset %" PRIu64 " failed: %s",
+                         job->info.node, s->read ? "read" : "write", s->len - s->done, s->offset + s->done,
+                         res < 0 ? strerror(-res) : "end of device");
+        else if (s->read && !atomic_load(&job->abort))
+                worker_compare(w, s);
 
         s->cw = NULL;
         w->inflight--;
@@ -308,6 +410,8 @@ static void worker_done(struct worker *w) {
                         if (w->slots[i].buf)
                                 munmap(w->slots[i].buf, w->pool->io_size);
         free(w->slots);
+        if (w->scratch)
+                munmap(w->scratch, w->pool->io_size);
         keystream_free(w->ks);
 }
 
@@ -334,6 +438,12 @@ static int worker_init(struct worker *w, struct pool *pool, unsigned index) {
                 }
                 w->slots[i].buf = p;
                 iov[i] = (struct iovec) { .iov_base = p, .iov_len = pool->io_size };
+        }
+        w->scratch = mmap(NULL, pool->io_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (w->scratch == MAP_FAILED) {
+                w->scratch = NULL;
+                free(iov);
+                return -errno;
         }
         r = keystream_new(&w->ks, KEYSTREAM_AES_128_CTR, zero_key, keystream_key_size(KEYSTREAM_AES_128_CTR));
         if (r < 0) {
@@ -426,7 +536,7 @@ void pool_free(struct pool *pool) {
                         struct chunk_work *cw = pool->workers[i].current;
 
                         pool->workers[i].current = NULL;
-                        job_release_chunk(cw->job, false);
+                        job_release_chunk(cw->u.job, false);
                         free(cw);
                 }
                 worker_done(&pool->workers[i]);
