@@ -283,6 +283,8 @@ int pool_new(struct pool **ret, unsigned threads, unsigned queue_depth, uint32_t
 void pool_add_job(struct pool *pool, struct job *job);
 /* Run fn(job) under the pool lock: changes to a job's stage are made there. */
 void pool_locked(struct pool *pool, void (*fn)(struct job *), struct job *job);
+void pool_lock(struct pool *pool);
+void pool_unlock(struct pool *pool);
 /* Stop claiming, wait for in-flight writes, join the threads, free. Accepts NULL. */
 void pool_free(struct pool *pool);
 unsigned pool_threads(struct pool *pool);

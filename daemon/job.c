@@ -606,6 +606,7 @@ int job_verify_again(struct job *job, enum verify_mode mode, double percent, boo
         const char *what = NULL;
         enum job_state s = job_get_state(job);
         struct job_pass *last = &job->passes[job->n_passes - 1];
+        struct stage *stages;
         int fd, r;
 
         if (!job_state_is_final(s)) {
@@ -637,16 +638,13 @@ int job_verify_again(struct job *job, enum verify_mode mode, double percent, boo
                         return r;
                 }
         }
-        free(job->stages);
-        job->stages = calloc(1, sizeof(*job->stages));
-        if (!job->stages) {
+        stages = calloc(1, sizeof(*stages));
+        if (!stages) {
                 close(fd);
                 return -ENOMEM;
         }
-        job->stages[0] = (struct stage) { .kind = STAGE_VERIFY, .pass = job->n_passes - 1,
-                                          .sampled = mode == VERIFY_SAMPLE, .mode = mode };
-        job->n_stages = 1;
-        job->work_total = stage_bytes(job, &job->stages[0]);
+        stages[0] = (struct stage) { .kind = STAGE_VERIFY, .pass = job->n_passes - 1,
+                                     .sampled = mode == VERIFY_SAMPLE, .mode = mode };
 
         pthread_mutex_lock(&job->lock);
         job->fd = fd;
@@ -657,14 +655,21 @@ int job_verify_again(struct job *job, enum verify_mode mode, double percent, boo
         job->error_msg = NULL;
         job->ended_at = 0;
         pthread_mutex_unlock(&job->lock);
-        atomic_store(&job->bytes_done, 0);
-        atomic_store(&job->abort, false);
-        atomic_store(&job->finished, false);
         job->rate_bps = 0;
         job->sample_bytes = 0;
         job->started_at = now_realtime();
         job->started_mono = job->sample_mono = now_monotonic();
+        /* A worker may still look at the job from its last run (under the pool lock). */
+        pool_lock(job->pool);
+        free(job->stages);
+        job->stages = stages;
+        job->n_stages = 1;
+        job->work_total = stage_bytes(job, &job->stages[0]);
+        atomic_store(&job->bytes_done, 0);
+        atomic_store(&job->abort, false);
+        atomic_store(&job->finished, false);
         job_stage_enter(job, 0);
+        pool_unlock(job->pool);
         log_info("job %" PRIu64 ": %s: verifying pass %u again (%s)", job->id, job->info.node, job->n_passes,
                  verify_mode_name(mode));
         pool_add_job(job->pool, job);

@@ -80,6 +80,14 @@ uint64_t pool_memory(struct pool *pool) {
         return (uint64_t) pool->threads * (pool->queue_depth + 1) * pool->io_size;
 }
 
+void pool_lock(struct pool *pool) {
+        pthread_mutex_lock(&pool->lock);
+}
+
+void pool_unlock(struct pool *pool) {
+        pthread_mutex_unlock(&pool->lock);
+}
+
 void pool_locked(struct pool *pool, void (*fn)(struct job *), struct job *job) {
         pthread_mutex_lock(&pool->lock);
         fn(job);
