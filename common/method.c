@@ -114,7 +114,7 @@ char *pass_name(const struct pass *p, char *buf, size_t n) {
 
 int pass_list_parse(const char *list, struct pass **ret, size_t *n_ret) {
         struct pass *v;
-        char *copy, *save = NULL;
+        char *copy;
         size_t n = 0;
         int r = 0;
 
@@ -140,7 +140,6 @@ int pass_list_parse(const char *list, struct pass **ret, size_t *n_ret) {
                 if (!comma)
                         break;
         }
-        (void) save;
         free(copy);
         if (r < 0) {
                 free(v);
@@ -166,7 +165,7 @@ void pattern_fill(const struct pass *p, void *buf, uint64_t offset, size_t len) 
                 size_t c = done < len - done ? done : len - done;
 
                 /* Copy a whole number of periods so that the phase carries on. */
-                c -= c % k ? c % k : 0;
+                c -= c % k;
                 if (c == 0)
                         c = len - done < k ? len - done : k;
                 memcpy(b + done, b, c);

@@ -131,7 +131,7 @@ struct verify_result {
         uint64_t mismatched;            /* sectors that differ */
         uint64_t first[VERIFY_FIRST_MAX]; /* their lowest byte offsets, ascending */
         unsigned n_first;
-        double at;                      /* CLOCK_REALTIME when it ended */
+        double started, at;             /* CLOCK_REALTIME when it started and ended */
 };
 
 struct job_pass {
@@ -179,8 +179,11 @@ struct job {
         char *method;                   /* a method's name, or "custom" */
         struct job_pass *passes;
         unsigned n_passes;
-        enum verify_mode verify;
+        enum verify_mode verify;        /* asked for at submit */
         double verify_percent;          /* sample */
+        enum verify_mode run_verify;    /* of the latest run: the wipe's, or a later verify's */
+        double run_percent;
+        bool reverify;                  /* the latest run is a later verification, not the wipe */
         struct sample_plan sample;      /* planned at submit (and again by a later verify) */
         struct stage *stages;           /* the steps, in order */
         unsigned n_stages;
@@ -213,8 +216,12 @@ struct job {
         struct verify_result *runs;     /* every verification of the last pass */
         size_t n_runs;
 
+        /* The wipe itself, kept when a later verification runs (job lock). */
+        double wipe_started, wipe_ended;        /* CLOCK_REALTIME seconds */
+        uint64_t wipe_work;                     /* bytes written and read by the wipe */
+
         /* Main thread only. */
-        double started_at;              /* CLOCK_REALTIME seconds */
+        double started_at;              /* CLOCK_REALTIME seconds: start of the latest run */
         double started_mono;            /* CLOCK_MONOTONIC seconds */
         double rate_bps;                /* smoothed rate of work */
         uint64_t sample_bytes;          /* bytes_done at the last sample */

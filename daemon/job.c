@@ -222,6 +222,7 @@ static void job_stage_enter(struct job *job, unsigned i) {
                         .seed = st->sampled ? job->sample.seed : 0,
                         .subsections = st->sampled ? job->sample.subsections : 0,
                         .coverage = stage_bytes(job, st),
+                        .started = now_realtime(),
                 };
                 pthread_mutex_unlock(&job->lock);
         }
@@ -284,8 +285,8 @@ static struct job *job_new(const char *device, struct device_probe *probe, const
         job->device = strdup(device);
         job->method = strdup(rq->method);
         job->cipher = keystream_cipher_resolve(rq->cipher);
-        job->verify = rq->verify;
-        job->verify_percent = rq->verify_percent;
+        job->verify = job->run_verify = rq->verify;
+        job->verify_percent = job->run_percent = rq->verify_percent;
         job->n_passes = (unsigned) rq->n_passes;
         job->passes = calloc(rq->n_passes, sizeof(*job->passes));
         if (!job->device || !job->method || !job->passes) {
@@ -380,7 +381,7 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
                 struct job *job = made[i];
 
                 job->id = jobs_next_id++;
-                job->started_at = rt;
+                job->started_at = job->wipe_started = rt;
                 job->started_mono = job->sample_mono = mono;
                 if (jobs_tail)
                         jobs_tail->next = job;
@@ -407,16 +408,23 @@ static void job_finish(struct job *job, enum job_state s) {
         pthread_mutex_lock(&job->lock);
         job->state = s;
         job->ended_at = now_realtime();
+        if (!job->reverify) {
+                job->wipe_ended = job->ended_at;
+                job->wipe_work = atomic_load(&job->bytes_done);
+        }
         /* The old partitions are gone from the disk: let the kernel forget them too (best effort;
          * it fails harmlessly on devices without partitions or with one in use). */
-        if (job->fd >= 0 && s == JOB_DONE)
+        if (job->fd >= 0 && s == JOB_DONE && !job->reverify)
                 (void) ioctl(job->fd, BLKRRPART, 0);
         if (job->fd >= 0) {
                 close(job->fd);
                 job->fd = -1;
         }
         pthread_mutex_unlock(&job->lock);
-        if (s == JOB_DONE)
+        if (s == JOB_DONE && job->reverify)
+                log_info("job %" PRIu64 ": %s: verified again (%s): passed", job->id, job->info.node,
+                         verify_mode_name(job->run_verify));
+        else if (s == JOB_DONE)
                 log_info("job %" PRIu64 ": %s: done: %s, %u passes written and flushed, verification %s", job->id,
                          job->info.node, units_size(b, sizeof(b), job->info.size), job->n_passes,
                          verify_mode_name(job->verify));
@@ -654,6 +662,9 @@ int job_verify_again(struct job *job, enum verify_mode mode, double percent, boo
         free(job->error_msg);
         job->error_msg = NULL;
         job->ended_at = 0;
+        job->reverify = true;
+        job->run_verify = mode;
+        job->run_percent = percent;
         pthread_mutex_unlock(&job->lock);
         job->rate_bps = 0;
         job->sample_bytes = 0;
@@ -795,9 +806,11 @@ struct json_object *job_to_json(struct job *job) {
         else
                 json_add(o, "eta_s", NULL);
         v = json_object_new_object();
-        json_add(v, "mode", json_object_new_string(verify_mode_name(job->verify)));
-        if (job->verify == VERIFY_SAMPLE)
-                json_add(v, "percent", json_fixed(job->verify_percent, 3));
+        pthread_mutex_lock(&job->lock);
+        json_add(v, "mode", json_object_new_string(verify_mode_name(job->run_verify)));
+        if (job->run_verify == VERIFY_SAMPLE)
+                json_add(v, "percent", json_fixed(job->run_percent, 3));
+        pthread_mutex_unlock(&job->lock);
         json_add(o, "verify", v);
         json_add(o, "sector_size", json_object_new_int64(job->info.logical_sector));
         json_add(o, "started_at", json_object_new_int64((int64_t) job->started_at));
@@ -832,6 +845,7 @@ static struct json_object *verify_result_json(const struct job *job, const struc
                 return NULL;
         if (with_plan) {
                 json_add(o, "at", json_object_new_int64((int64_t) r->at));
+                json_add(o, "duration_s", json_fixed(r->at - r->started, 3));
                 json_add(o, "mode", json_object_new_string(verify_mode_name(r->mode)));
                 if (r->mode == VERIFY_SAMPLE) {
                         json_add(o, "percent", json_fixed(r->percent, 3));
@@ -914,13 +928,23 @@ static struct json_object *verification_json(struct job *job) {
 
 struct json_object *job_report_json(struct job *job, bool with_keys) {
         _cleanup_json_ struct json_object *o = NULL;
-        uint64_t written = atomic_load(&job->bytes_written);
-        double ended, duration;
+        uint64_t written = atomic_load(&job->bytes_written), work;
+        double ended, duration, started;
         enum job_state s;
 
         o = job_json_snapshot(job, &s, &ended, &duration);
         if (!o)
                 return NULL;
+        /* The wipe's own times and rate, also after later verifications. */
+        pthread_mutex_lock(&job->lock);
+        started = job->wipe_started;
+        if (job->wipe_ended > 0) {
+                ended = job->wipe_ended;
+                duration = ended - started;
+                work = job->wipe_work;
+        } else
+                work = atomic_load(&job->bytes_done);
+        pthread_mutex_unlock(&job->lock);
         json_add(o, "job", json_object_new_uint64(job->id));
         json_add(o, "tool", json_object_new_string(PACKAGE_NAME " " PACKAGE_VERSION));
         json_add(o, "device", json_object_new_string(job->device));
@@ -931,10 +955,10 @@ struct json_object *job_report_json(struct job *job, bool with_keys) {
         json_add(o, "bytes_total", json_object_new_uint64(job->info.size));
         json_add(o, "bytes_written", json_object_new_uint64(written));
         json_add(o, "sector_size", json_object_new_int64(job->info.logical_sector));
-        json_add(o, "started_at", json_object_new_int64((int64_t) job->started_at));
+        json_add(o, "started_at", json_object_new_int64((int64_t) started));
         json_add(o, "ended_at", ended > 0 ? json_object_new_int64((int64_t) ended) : NULL);
         json_add(o, "duration_s", json_fixed(duration, 3));
-        json_add(o, "avg_rate_bps", json_fixed(duration > 0 ? (double) atomic_load(&job->bytes_done) / duration : 0.0, 0));
+        json_add(o, "avg_rate_bps", json_fixed(duration > 0 ? (double) work / duration : 0.0, 0));
         pthread_mutex_lock(&job->lock);
         json_add(o, "passes", passes_json(job, with_keys));
         json_add(o, "verification", verification_json(job));

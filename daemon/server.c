@@ -17,6 +17,7 @@
 #include "cleanup.h"
 #include "daemon.h"
 #include "protocol.h"
+#include "units.h"
 
 struct conn {
         int fd;
@@ -223,6 +224,7 @@ int server_run(int listen_fd, struct pool *pool) {
         _cleanup_close_ int ep = -1, sfd = -1, tfd = -1;
         struct itimerspec its = { .it_interval = { 0, 500000000 }, .it_value = { 0, 500000000 } };
         sigset_t mask;
+        char mem[32];
         int r;
 
         sigemptyset(&mask);
@@ -241,8 +243,8 @@ int server_run(int listen_fd, struct pool *pool) {
                 return r;
 
         sd_notify(0, "READY=1\nSTATUS=serving");
-        log_info("ready: %u worker threads, %u MiB of I/O buffers", pool_threads(pool),
-                 (unsigned) (pool_memory(pool) >> 20));
+        log_info("ready: %u worker threads, %s of I/O buffers", pool_threads(pool),
+                 units_size(mem, sizeof(mem), pool_memory(pool)));
 
         for (bool running = true; running;) {
                 struct epoll_event evs[64];

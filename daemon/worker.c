@@ -21,6 +21,10 @@
 
 #include "daemon.h"
 
+/* Verification regenerates the expected data in pieces this small, so that it is still in the
+ * cache when compared (a whole 1 MiB buffer would be evicted between fill and compare). */
+#define WORKER_SCRATCH (64u << 10)
+
 /* A unit a worker holds: its extents, how far submission got, and I/O still in flight. */
 struct chunk_work {
         struct job_unit u;
@@ -47,7 +51,7 @@ struct worker {
         bool ring_ok;
         bool fixed;                     /* buffers registered: use read/write_fixed */
         struct slot *slots;
-        void *scratch;                  /* io_size bytes: the expected data of a verification read */
+        void *scratch;                  /* WORKER_SCRATCH bytes: expected data of a verification read */
         unsigned inflight;
         struct chunk_work *current;     /* unit being submitted, NULL when none */
         struct keystream *ks;
@@ -76,8 +80,8 @@ uint32_t pool_io_size(struct pool *pool) {
 }
 
 uint64_t pool_memory(struct pool *pool) {
-        /* Each worker: queue_depth I/O buffers and one scratch buffer for verification. */
-        return (uint64_t) pool->threads * (pool->queue_depth + 1) * pool->io_size;
+        /* Each worker: queue_depth I/O buffers and a small scratch buffer for verification. */
+        return (uint64_t) pool->threads * ((uint64_t) pool->queue_depth * pool->io_size + WORKER_SCRATCH);
 }
 
 void pool_lock(struct pool *pool) {
@@ -288,6 +292,23 @@ static unsigned worker_fill(struct worker *w) {
         return queued;
 }
 
+/* Whether got[0..len) is what the pass has at offset off. For random passes the expected bytes
+ * are regenerated piecewise into the scratch buffer. Returns 1 when equal, 0 when not, -errno. */
+static int worker_same(struct worker *w, const struct job_unit *u, const uint8_t *got, uint64_t off, uint32_t len) {
+        if (u->pass->pass.kind == PASS_PATTERN)
+                return pattern_check(&u->pass->pass, got, off, len);
+        for (uint32_t o = 0; o < len; o += WORKER_SCRATCH) {
+                uint32_t n = len - o < WORKER_SCRATCH ? len - o : WORKER_SCRATCH;
+                int r = worker_expected(w, u, w->scratch, off + o, n);
+
+                if (r < 0)
+                        return r;
+                if (memcmp(got + o, w->scratch, n) != 0)
+                        return 0;
+        }
+        return 1;
+}
+
 /* A verification read of a whole slot is in: compare it with what the pass wrote, and report
  * every logical sector that differs. */
 static void worker_compare(struct worker *w, struct slot *s) {
@@ -295,30 +316,21 @@ static void worker_compare(struct worker *w, struct slot *s) {
         struct job *job = u->job;
         uint32_t sector = job->info.logical_sector;
         const uint8_t *got = s->buf;
-        bool ok;
-        int r;
+        int r = worker_same(w, u, got, s->offset, s->len);
 
-        if (u->pass->pass.kind == PASS_PATTERN)
-                ok = pattern_check(&u->pass->pass, got, s->offset, s->len);
-        else {
-                r = worker_expected(w, u, w->scratch, s->offset, s->len);
-                if (r < 0) {
-                        job_fail(job, r, "%s: cannot regenerate pass %u at offset %" PRIu64 ": %s", job->info.node,
-                                 u->pass_index + 1, s->offset, strerror(-r));
-                        return;
+        for (uint32_t o = 0; r == 0 && o < s->len; o += sector) {
+                int same = worker_same(w, u, got + o, s->offset + o, sector);
+
+                if (same < 0) {
+                        r = same;
+                        break;
                 }
-                ok = memcmp(got, w->scratch, s->len) == 0;
-        }
-        if (ok)
-                return;
-        for (uint32_t o = 0; o < s->len; o += sector) {
-                bool same = u->pass->pass.kind == PASS_PATTERN ?
-                        pattern_check(&u->pass->pass, got + o, s->offset + o, sector) :
-                        memcmp(got + o, (const uint8_t *) w->scratch + o, sector) == 0;
-
                 if (!same)
                         job_verify_mismatch(job, s->offset + o);
         }
+        if (r < 0)
+                job_fail(job, r, "%s: cannot regenerate pass %u at offset %" PRIu64 ": %s", job->info.node,
+                         u->pass_index + 1, s->offset, strerror(-r));
 }
 
 static void worker_complete(struct worker *w, struct slot *s, int res) {
@@ -418,8 +430,7 @@ static void worker_done(struct worker *w) {
                         if (w->slots[i].buf)
                                 munmap(w->slots[i].buf, w->pool->io_size);
         free(w->slots);
-        if (w->scratch)
-                munmap(w->scratch, w->pool->io_size);
+        free(w->scratch);
         keystream_free(w->ks);
 }
 
@@ -447,11 +458,10 @@ static int worker_init(struct worker *w, struct pool *pool, unsigned index) {
                 w->slots[i].buf = p;
                 iov[i] = (struct iovec) { .iov_base = p, .iov_len = pool->io_size };
         }
-        w->scratch = mmap(NULL, pool->io_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (w->scratch == MAP_FAILED) {
-                w->scratch = NULL;
+        w->scratch = aligned_alloc(4096, WORKER_SCRATCH);
+        if (!w->scratch) {
                 free(iov);
-                return -errno;
+                return -ENOMEM;
         }
         r = keystream_new(&w->ks, KEYSTREAM_AES_128_CTR, zero_key, keystream_key_size(KEYSTREAM_AES_128_CTR));
         if (r < 0) {
