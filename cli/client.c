@@ -256,6 +256,8 @@ int client_translate_errno(const struct client *c, int r) {
                 case ENXIO:
                 case ENODEV:
                 case EEXIST:
+                /* verify: the device is no longer the one the job wiped. */
+                case ESTALE:
                         return WIPECTL_EXIT_REFUSED;
                 case EINVAL:
                         /* Only a submit names devices; elsewhere EINVAL is a bad request. */

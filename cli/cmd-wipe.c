@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,15 +11,62 @@
 
 #include "cleanup.h"
 #include "keystream.h"
+#include "method.h"
+#include "sample.h"
 #include "wipectl.h"
 
-/* Raised by SIGINT while waiting: detach and leave the jobs to the daemon. A signal handler can
- * reach nothing else. */
-static volatile sig_atomic_t cmd_wipe_interrupted;
+/* What a wipe is asked to do, from the command line, checked before anything is sent. */
+struct cmd_wipe_settings {
+        const char *cipher;             /* --cipher as given, or NULL: the daemon's default */
+        const struct method *method;    /* --method, or NULL */
+        struct pass *passes;            /* --passes parsed (malloc'd), or NULL */
+        size_t n_passes;                /* entries in passes */
+        const char *verify;             /* --verify as given, or NULL: the daemon's default (sample) */
+        double percent;                 /* of a sample verification */
+        bool seed_set;                  /* --seed was given */
+        uint64_t seed;                  /* --seed */
+};
 
-static void cmd_wipe_on_sigint(int sig) {
-        (void) sig;
-        cmd_wipe_interrupted = 1;
+/* Print the method, its passes and the verification on stderr for the confirmation:
+ *   Method:  dod-3pass (legacy: adds no security over one pass on modern drives)
+ *   Passes:  3: zero, one, random
+ *   Verify:  a NIST SP 800-88 sample of 10% is read back after the last pass */
+static void cmd_wipe_describe(const struct cmd_wipe_settings *w) {
+        _cleanup_free_ struct pass *parsed = NULL;
+        const struct pass *passes = w->passes;
+        const char *names[METHOD_PASSES_MAX];
+        char storage[METHOD_PASSES_MAX][2 * METHOD_PATTERN_MAX + 3];
+        const char *verify = w->verify ? w->verify : "sample";
+        size_t count = w->n_passes;
+        char list[512];
+
+        if (!passes) {
+                const struct method *m = w->method ? w->method : method_find("random");
+
+                if (!m || pass_list_parse(m->passes, &parsed, &count) < 0)
+                        count = 0;
+                passes = parsed;
+        }
+        for (size_t i = 0; i < count; i++)
+                names[i] = pass_name(&passes[i], storage[i], sizeof(storage[i]));
+
+        if (w->passes)
+                fprintf(stderr, "Method:  custom\n");
+        else if (!w->method)
+                fprintf(stderr, "Method:  random (the default)\n");
+        else
+                fprintf(stderr, "Method:  %s%s\n", w->method->name,
+                        w->method->legacy ? " (legacy: adds no security over one pass on modern drives)" : "");
+        fprintf(stderr, "Passes:  %zu: %s\n", count, output_pass_summary(names, count, 68, list, sizeof(list)));
+        if (strcmp(verify, "none") == 0)
+                fprintf(stderr, "Verify:  nothing is read back (--verify none)\n");
+        else if (strcmp(verify, "last") == 0)
+                fprintf(stderr, "Verify:  every byte is read back after the last pass\n");
+        else if (strcmp(verify, "all") == 0)
+                fprintf(stderr, "Verify:  every byte is read back after every pass\n");
+        else
+                fprintf(stderr, "Verify:  a NIST SP 800-88 sample of %g%% is read back after the last pass%s\n",
+                        w->percent, w->verify ? "" : " (the default)");
 }
 
 /* Probe devices[n] on a connection of its own: the user may take minutes to answer, and the
@@ -96,7 +142,8 @@ static bool cmd_wipe_same_device(struct json_object *a, struct json_object *b) {
  * "yes" (anything else, end of file included, refuses). Then probe again, so that a device that
  * changed while the question was on the screen (another disk plugged in under the same name) is
  * not wiped. Returns 0 to go on, or an exit status. */
-static int cmd_wipe_confirm(const struct wipectl_options *opts, char **devices, size_t n) {
+static int cmd_wipe_confirm(const struct wipectl_options *opts, const struct cmd_wipe_settings *w, char **devices,
+                            size_t n) {
         _cleanup_json_ struct json_object *shown = NULL, *now = NULL;
         _cleanup_free_ char *answer = NULL;
         struct json_object *list = NULL, *list_now = NULL;
@@ -117,6 +164,7 @@ static int cmd_wipe_confirm(const struct wipectl_options *opts, char **devices, 
                 n == 1 ? "this device" : "these devices", n == 1 ? "it" : "them");
         for (size_t i = 0; i < n; i++)
                 fprintf(stderr, "  %s\n", output_device_summary(json_object_array_get_idx(list, i), line, sizeof(line)));
+        cmd_wipe_describe(w);
         fprintf(stderr, "Type \"yes\" to wipe: ");
         fflush(stderr);
         len = getline(&answer, &size, stdin);
@@ -149,8 +197,9 @@ static int cmd_wipe_confirm(const struct wipectl_options *opts, char **devices, 
         return WIPECTL_EXIT_OK;
 }
 
-/* Build the submit request; NULL on ENOMEM. */
-static struct json_object *cmd_wipe_request(char **devices, size_t n, const char *cipher) {
+/* Build the submit request; NULL on ENOMEM. Only what the command line gave is sent: the daemon
+ * owns the defaults (method random, verify sample, a random seed). */
+static struct json_object *cmd_wipe_request(char **devices, size_t n, const struct cmd_wipe_settings *w) {
         _cleanup_json_ struct json_object *req = protocol_request_new(0, PROTOCOL_OP_SUBMIT);
         struct json_object *a = json_object_new_array();
 
@@ -161,9 +210,27 @@ static struct json_object *cmd_wipe_request(char **devices, size_t n, const char
         for (size_t i = 0; i < n; i++)
                 if (json_object_array_add(a, json_object_new_string(devices[i])) < 0)
                         return NULL;
-        if (cipher && json_object_object_add(req, "cipher", json_object_new_string(cipher)) < 0)
+        if (w->cipher && json_object_object_add(req, "cipher", json_object_new_string(w->cipher)) < 0)
                 return NULL;
-        if (json_object_object_add(req, "method", json_object_new_string("random")) < 0)
+        if (w->method && json_object_object_add(req, "method", json_object_new_string(w->method->name)) < 0)
+                return NULL;
+        if (w->passes) {
+                a = json_object_new_array();
+                if (!a || json_object_object_add(req, "passes", a) < 0) {
+                        json_object_put(a);
+                        return NULL;
+                }
+                for (size_t i = 0; i < w->n_passes; i++) {
+                        char name[2 * METHOD_PATTERN_MAX + 3];
+
+                        if (json_object_array_add(a, json_object_new_string(pass_name(&w->passes[i], name,
+                                                                                      sizeof(name)))) < 0)
+                                return NULL;
+                }
+        }
+        if (w->verify && json_object_object_add(req, "verify", json_object_new_string(w->verify)) < 0)
+                return NULL;
+        if (w->seed_set && json_object_object_add(req, "seed", json_object_new_uint64(w->seed)) < 0)
                 return NULL;
         return TAKE_PTR(req);
 }
@@ -196,130 +263,64 @@ static int cmd_wipe_ids(const struct client *c, struct json_object *reply, int64
         return 0;
 }
 
-/* Report failed jobs on stderr and derive the exit status from how the jobs ended. */
-static int cmd_wipe_outcome(struct json_object *status) {
-        struct json_object *jobs = NULL;
-        bool failed = false, cancelled = false, other = false;
-
-        if (!json_object_object_get_ex(status, "jobs", &jobs) || !json_object_is_type(jobs, json_type_array))
-                return WIPECTL_EXIT_FAILURE;
-        for (size_t i = 0; i < json_object_array_length(jobs); i++) {
-                struct json_object *job = json_object_array_get_idx(jobs, i);
-                const char *state = output_get_string(job, "state", "");
-                char err[1024];
-
-                if (strcmp(state, "cancelled") == 0)
-                        cancelled = true;
-                else if (strcmp(state, "failed") == 0)
-                        failed = true;
-                else if (strcmp(state, "done") != 0)
-                        other = true;
-                if (output_error_line(job, err, sizeof(err)))
-                        wipectl_error("%s", err);
-        }
-        if (failed)
-                return WIPECTL_EXIT_JOB_FAILED;
-        if (cancelled)
-                return WIPECTL_EXIT_JOB_CANCELLED;
-        return other ? WIPECTL_EXIT_FAILURE : WIPECTL_EXIT_OK;
-}
-
-/* Tell how to reach the jobs after a detach: one line, naming the jobs still running (all of them
- * when no status arrived yet). */
-static void cmd_wipe_detached(struct json_object *status, const int64_t *ids, size_t n) {
-        struct json_object *jobs = NULL;
-        char list[256] = "";
-        size_t l = 0, running = 0;
-        int64_t first = -1;
-
-        if (status && json_object_object_get_ex(status, "jobs", &jobs) && json_object_is_type(jobs, json_type_array))
-                n = json_object_array_length(jobs);
-        for (size_t i = 0; i < n; i++) {
-                struct json_object *job = jobs ? json_object_array_get_idx(jobs, i) : NULL;
-                int64_t id = job ? output_get_int(job, "id", -1) : ids[i];
-
-                if (job && output_state_ended(output_get_string(job, "state", NULL)))
-                        continue;
-                if (running++ == 0)
-                        first = id;
-                if (l < sizeof(list))
-                        l += (size_t) snprintf(list + l, sizeof(list) - l, " %" PRId64, id);
-        }
-        /* Overwrite the "^C" the terminal echoed. */
-        if (isatty(STDERR_FILENO))
-                fputs("\r\033[K", stderr);
-        if (running == 1)
-                wipectl_error("detached; jobs keep running (wipectl cancel %" PRId64 ")", first);
-        else
-                wipectl_error("detached; jobs keep running (wipectl cancel ID; IDs:%s)", running ? list : " none");
-}
-
-/* Wait for the submitted jobs with SIGINT caught, so that Ctrl-C detaches. */
-static int cmd_wipe_wait(struct client *c, const struct wipectl_options *opts, const int64_t *ids, size_t n) {
-        _cleanup_json_ struct json_object *status = NULL;
-        struct sigaction sa = { .sa_handler = cmd_wipe_on_sigint }, old;
-        FILE *out = stdout;
-        int r;
-
-        /* JSON goes to stdout once, at the end; a terminal on stderr can still watch. */
-        if (opts->json)
-                out = isatty(STDERR_FILENO) ? stderr : NULL;
-
-        /* No SA_RESTART: a blocked read or sleep must return to notice the flag. */
-        sigemptyset(&sa.sa_mask);
-        cmd_wipe_interrupted = 0;
-        sigaction(SIGINT, &sa, &old);
-        c->interrupted = &cmd_wipe_interrupted;
-        r = progress_wait(c, ids, n, out, &status);
-        c->interrupted = NULL;
-        sigaction(SIGINT, &old, NULL);
-
-        if (r == -EINTR) {
-                if (opts->json && status)
-                        output_render(OUTPUT_JOBS, status, true);
-                cmd_wipe_detached(status, ids, n);
-                return WIPECTL_EXIT_DETACHED;
-        }
-        if (r < 0)
-                return client_translate_errno(c, r);
-        if (opts->json && output_render(OUTPUT_JOBS, status, true) < 0) {
-                wipectl_error("stdout: write error");
-                return WIPECTL_EXIT_FAILURE;
-        }
-        return cmd_wipe_outcome(status);
-}
-
-static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc, char **argv) {
-        enum { ARG_CIPHER = 0x100, ARG_NO_WAIT };
+/* Parse the options of wipe into w; -1 when parsing is done and the settings are consistent,
+ * or an exit status to return. */
+static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv, struct cmd_wipe_settings *w,
+                            bool *yes, bool *no_wait) {
+        enum { ARG_CIPHER = 0x100, ARG_NO_WAIT, ARG_METHOD, ARG_PASSES, ARG_VERIFY, ARG_SEED };
         static const struct option options[] = {
                 { "cipher", required_argument, NULL, ARG_CIPHER },
+                { "method", required_argument, NULL, ARG_METHOD },
+                { "passes", required_argument, NULL, ARG_PASSES },
+                { "verify", required_argument, NULL, ARG_VERIFY },
+                { "seed", required_argument, NULL, ARG_SEED },
                 { "yes", no_argument, NULL, 'y' },
                 { "no-wait", no_argument, NULL, ARG_NO_WAIT },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
-        _cleanup_json_ struct json_object *request = NULL, *reply = NULL, *submitted = NULL;
-        _cleanup_free_ int64_t *ids = NULL;
-        struct client c = CLIENT_INIT;
-        const char *cipher = NULL;
-        bool yes = false, no_wait = false;
         enum keystream_cipher kc;
-        size_t ndevices, n = 0;
-        char **devices;
-        int opt, r;
+        int opt;
 
+        w->percent = SAMPLE_PERCENT_DEFAULT;
         while ((opt = getopt_long(argc, argv, ":hy", options, NULL)) >= 0)
                 switch (opt) {
                 case ARG_CIPHER:
                         if (keystream_cipher_from_name(optarg, &kc) < 0)
                                 return cmd_usage_error(self, "unknown cipher '%s' (auto, aes-128-ctr, chacha20)", optarg);
-                        cipher = optarg;
+                        w->cipher = optarg;
+                        break;
+                case ARG_METHOD:
+                        w->method = method_find(optarg);
+                        if (!w->method)
+                                return cmd_usage_error(self, "unknown method '%s' (\"wipectl methods\" lists them)",
+                                                       optarg);
+                        break;
+                case ARG_PASSES:
+                        free(w->passes);
+                        w->passes = NULL;
+                        if (pass_list_parse(optarg, &w->passes, &w->n_passes) < 0)
+                                return cmd_usage_error(self,
+                                                       "bad pass list '%s' (1 to %d of random, zero, one, 0xHEX with up to "
+                                                       "%d bytes, comma-separated)",
+                                                       optarg, METHOD_PASSES_MAX, METHOD_PATTERN_MAX);
+                        break;
+                case ARG_VERIFY:
+                        if (wipectl_parse_verify(optarg, &w->percent) < 0)
+                                return cmd_usage_error(self, "bad verification mode '%s' (none, sample, sample=PCT with "
+                                                       "PCT in (0, 100], last, all)", optarg);
+                        w->verify = optarg;
+                        break;
+                case ARG_SEED:
+                        if (wipectl_parse_seed(optarg, &w->seed) < 0)
+                                return cmd_usage_error(self, "bad seed '%s' (an integer from 0 to 2^64-1)", optarg);
+                        w->seed_set = true;
                         break;
                 case 'y':
-                        yes = true;
+                        *yes = true;
                         break;
                 case ARG_NO_WAIT:
-                        no_wait = true;
+                        *no_wait = true;
                         break;
                 case 'h':
                         cmd_usage(self, stdout);
@@ -327,6 +328,29 @@ static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_opti
                 default:
                         return cmd_option_error(self, argv, opt);
                 }
+        if (w->method && w->passes)
+                return cmd_usage_error(self, "--method and --passes exclude each other");
+        /* The seed chooses the samples; the other modes read every byte. */
+        if (w->seed_set && w->verify && strncmp(w->verify, "sample", 6) != 0)
+                return cmd_usage_error(self, "--seed applies to --verify sample only");
+        return -1;
+}
+
+static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc, char **argv) {
+        _cleanup_json_ struct json_object *request = NULL, *reply = NULL, *submitted = NULL;
+        _cleanup_free_ int64_t *ids = NULL;
+        _cleanup_free_ struct pass *passes = NULL;
+        struct cmd_wipe_settings w = {};
+        struct client c = CLIENT_INIT;
+        bool yes = false, no_wait = false;
+        size_t ndevices, n = 0;
+        char **devices;
+        int r;
+
+        r = cmd_wipe_options(self, argc, argv, &w, &yes, &no_wait);
+        passes = w.passes; /* freed on every return */
+        if (r >= 0)
+                return r;
         devices = argv + optind;
         ndevices = (size_t) (argc - optind);
         if (ndevices == 0)
@@ -346,12 +370,12 @@ static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_opti
                 return WIPECTL_EXIT_USAGE;
         }
         if (!yes) {
-                r = cmd_wipe_confirm(opts, devices, ndevices);
+                r = cmd_wipe_confirm(opts, &w, devices, ndevices);
                 if (r != WIPECTL_EXIT_OK)
                         return r;
         }
 
-        request = cmd_wipe_request(devices, ndevices, cipher);
+        request = cmd_wipe_request(devices, ndevices, &w);
         if (!request) {
                 wipectl_error("wipe: out of memory");
                 return WIPECTL_EXIT_FAILURE;
@@ -376,16 +400,24 @@ static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_opti
                 }
                 return WIPECTL_EXIT_OK;
         }
-        r = cmd_wipe_wait(&c, opts, ids, n);
+        r = progress_run(&c, opts, ids, n);
         client_close(&c);
         return r;
 }
 
 const struct cmd_entry cmd_wipe_entry = {
         .name = "wipe",
-        .args = "[--cipher NAME] [--yes] [--no-wait] DEVICE...",
-        .summary = "Overwrite devices with a keystream and wait for the jobs",
-        .help = "  --cipher NAME        auto (default), aes-128-ctr or chacha20\n"
+        .args = "[--method NAME | --passes LIST] [--verify MODE] [--seed N] [--cipher NAME] [--yes] [--no-wait] "
+                "DEVICE...",
+        .summary = "Overwrite devices, verify them, and wait for the jobs",
+        .help = "  --method NAME        random (default), zero, random-zero, dod-3pass, schneier, gutmann\n"
+                "                       (\"wipectl methods\" describes them)\n"
+                "  --passes LIST        a custom list of passes instead: random, zero, one or 0xHEX,\n"
+                "                       comma-separated, e.g. random,0x924924,zero\n"
+                "  --verify MODE        none, sample[=PCT] (default: a 10% NIST SP 800-88 sample),\n"
+                "                       last (read back after the last pass), all (after every pass)\n"
+                "  --seed N             the seed that chooses the samples (default: random, recorded)\n"
+                "  --cipher NAME        auto (default), aes-128-ctr or chacha20\n"
                 "  -y, --yes            do not ask for confirmation (required when stdin is not a terminal)\n"
                 "  --no-wait            print the job ids and return at once\n",
         .exec = cmd_wipe_exec,

@@ -4,16 +4,20 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sample.h"
 #include "wipectl.h"
 
 /* Every command, in the order "wipectl --help" lists them (tmux's cmd_table). */
 static const struct cmd_entry *const cmd_table[] = {
         &cmd_probe_entry,
         &cmd_wipe_entry,
+        &cmd_methods_entry,
+        &cmd_verify_entry,
         &cmd_status_entry,
         &cmd_list_entry,
         &cmd_cancel_entry,
@@ -73,6 +77,57 @@ int wipectl_parse_job_id(const char *s, int64_t *ret) {
         if (errno != 0 || *end != '\0' || v > (1ULL << 53))
                 return -EINVAL;
         *ret = (int64_t) v;
+        return 0;
+}
+
+int wipectl_parse_seed(const char *s, uint64_t *ret) {
+        unsigned long long v;
+        char *end = NULL;
+
+        /* strtoull would take a sign, spaces and "0x"; a seed is plain decimal digits. */
+        if (!s || !*s || strspn(s, "0123456789") != strlen(s))
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno != 0 || *end != '\0')
+                return -EINVAL;
+        *ret = (uint64_t) v;
+        return 0;
+}
+
+int wipectl_parse_verify(const char *s, double *percent) {
+        const char *pct;
+        size_t digits, dots;
+        double v;
+
+        if (!s)
+                return -EINVAL;
+        if (strcmp(s, "none") == 0 || strcmp(s, "last") == 0 || strcmp(s, "all") == 0) {
+                if (percent)
+                        *percent = 0;
+                return 0;
+        }
+        if (strcmp(s, "sample") == 0) {
+                if (percent)
+                        *percent = SAMPLE_PERCENT_DEFAULT;
+                return 0;
+        }
+        if (strncmp(s, "sample=", 7) != 0)
+                return -EINVAL;
+        /* A plain decimal number, "10" or "2.5": no sign, exponent, hex, "inf" or "nan", which
+         * strtod() would all take. */
+        pct = s + 7;
+        digits = strspn(pct, "0123456789.");
+        dots = 0;
+        for (const char *p = pct; *p; p++)
+                dots += *p == '.';
+        if (digits == 0 || pct[digits] != '\0' || dots > 1 || strcmp(pct, ".") == 0)
+                return -EINVAL;
+        v = strtod(pct, NULL);
+        if (!(v > 0 && v <= 100))
+                return -EINVAL;
+        if (percent)
+                *percent = v;
         return 0;
 }
 

@@ -7,10 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cleanup.h"
-#include "keystream.h"
 #include "units.h"
 #include "wipectl.h"
 
@@ -34,6 +32,17 @@ int64_t output_get_int(struct json_object *o, const char *key, int64_t def) {
         return def;
 }
 
+uint64_t output_get_u64(struct json_object *o, const char *key, uint64_t def) {
+        struct json_object *v = NULL;
+
+        if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
+                return def;
+        /* json-c holds integers above INT64_MAX as uint64; get_int64 would clamp them. */
+        if (json_object_get_int64(v) < 0)
+                return def;
+        return json_object_get_uint64(v);
+}
+
 double output_get_double(struct json_object *o, const char *key, double def) {
         struct json_object *v = NULL;
 
@@ -49,13 +58,25 @@ bool output_state_ended(const char *state) {
                          strcmp(state, "cancelled") == 0);
 }
 
+int64_t output_device_size(struct json_object *o) {
+        struct json_object *identity = NULL;
+        int64_t size = output_get_int(o, "size", -1);
+
+        if (size < 0 && o && json_object_object_get_ex(o, "identity", &identity))
+                size = output_get_int(identity, "size", -1);
+        return size;
+}
+
 void output_job_text(struct json_object *job, struct output_job_text *t) {
         int64_t done = output_get_int(job, "bytes_done", 0);
         int64_t total = output_get_int(job, "bytes_total", 0);
+        int64_t size = output_device_size(job);
         double elapsed = output_get_double(job, "elapsed_s", 0);
         int64_t eta = output_get_int(job, "eta_s", -1);
         double rate = output_get_double(job, "rate_bps", 0);
         bool ended = output_state_ended(output_get_string(job, "state", NULL));
+        const char *phase = output_get_string(job, "phase", NULL);
+        int64_t pass = output_get_int(job, "pass", 0), passes = output_get_int(job, "passes", 0);
 
         if (done < 0)
                 done = 0;
@@ -68,13 +89,24 @@ void output_job_text(struct json_object *job, struct output_job_text *t) {
                 units_size(t->total, sizeof(t->total), (uint64_t) total);
         else
                 snprintf(t->total, sizeof(t->total), "-");
+        if (size >= 0)
+                units_size(t->size, sizeof(t->size), (uint64_t) size);
+        else
+                snprintf(t->size, sizeof(t->size), "-");
         /* Once a job has ended its current rate means nothing; its average does. */
         if (ended && elapsed > 0)
                 rate = (double) done / elapsed;
         units_rate(t->rate, sizeof(t->rate), rate);
         units_duration(t->eta, sizeof(t->eta), ended ? -1 : eta);
-        snprintf(t->pass, sizeof(t->pass), "%" PRId64 "/%" PRId64,
-                 output_get_int(job, "pass", 0), output_get_int(job, "passes", 0));
+        /* "pass" is the pass being written, or, in the verify phase, the pass being read back. */
+        if (passes <= 0)
+                snprintf(t->phase, sizeof(t->phase), "-");
+        else
+                snprintf(t->phase, sizeof(t->phase), "%s %" PRId64 "/%" PRId64,
+                         phase && strcmp(phase, "verify") == 0  ? "verify"
+                         : phase && strcmp(phase, "flush") == 0 ? "flush"
+                                                                 : "pass",
+                         pass, passes);
 }
 
 const char *output_escape(const char *s, bool quote, char *buf, size_t n) {
@@ -183,10 +215,10 @@ static void output_job_cells(struct output_table *t, size_t r, struct json_objec
         snprintf(output_table_cell(t, r, 0), OUTPUT_CELL, "%" PRId64, output_get_int(job, "id", -1));
         output_escape(output_get_string(job, "device", "?"), false, output_table_cell(t, r, 1), OUTPUT_CELL);
         snprintf(output_table_cell(t, r, 2), OUTPUT_CELL, "%s", output_get_string(job, "state", "?"));
-        snprintf(output_table_cell(t, r, 3), OUTPUT_CELL, "%s", x.pass);
-        snprintf(output_table_cell(t, r, 4), OUTPUT_CELL, "%s", x.percent);
-        snprintf(output_table_cell(t, r, 5), OUTPUT_CELL, "%s", x.done);
-        snprintf(output_table_cell(t, r, 6), OUTPUT_CELL, "%s", x.total);
+        output_escape(output_get_string(job, "method", "-"), false, output_table_cell(t, r, 3), OUTPUT_CELL);
+        snprintf(output_table_cell(t, r, 4), OUTPUT_CELL, "%s", x.phase);
+        snprintf(output_table_cell(t, r, 5), OUTPUT_CELL, "%s", x.percent);
+        snprintf(output_table_cell(t, r, 6), OUTPUT_CELL, "%s", x.size);
         snprintf(output_table_cell(t, r, 7), OUTPUT_CELL, "%s", x.rate);
         snprintf(output_table_cell(t, r, 8), OUTPUT_CELL, "%s", x.eta);
         snprintf(output_table_cell(t, r, 9), OUTPUT_CELL, "%s", output_identity_short(identity, id, sizeof(id)));
@@ -212,12 +244,13 @@ const char *output_error_line(struct json_object *o, char *buf, size_t n) {
 }
 
 /* A table of jobs: columns sized to their widest cell, numbers right-aligned, the device's
- * identity last; then one line for each job that failed. */
+ * identity last; then one line for each job that failed. PROGRESS is the share of all the job's
+ * work (passes and verification), SIZE the device's. */
 static int output_jobs_text(struct json_object *jobs) {
         static const char *const header[] = {
-                "ID", "DEVICE", "STATE", "PASS", "PROGRESS", "DONE", "SIZE", "RATE", "ETA", "IDENTITY",
+                "ID", "DEVICE", "STATE", "METHOD", "PHASE", "PROGRESS", "SIZE", "RATE", "ETA", "IDENTITY",
         };
-        static const bool right[] = { true, false, false, true, true, true, true, true, false, false };
+        static const bool right[] = { true, false, false, false, false, true, true, true, false, false };
         size_t n = jobs && json_object_is_type(jobs, json_type_array) ? json_object_array_length(jobs) : 0;
         struct output_table t = {};
         char err[1024];
@@ -254,156 +287,17 @@ static int output_submitted_text(struct json_object *jobs) {
         return 0;
 }
 
+/* One job on a line, "job 4: /dev/loop3: running (verify 3/3)": the job a cancel stopped or a
+ * verify restarted. */
 static int output_job_one_text(struct json_object *job) {
+        struct output_job_text t;
         char err[1024];
 
-        printf("job %" PRId64 ": %s: %s\n", output_get_int(job, "id", -1), output_get_string(job, "device", "?"),
-               output_get_string(job, "state", "?"));
+        output_job_text(job, &t);
+        printf("job %" PRId64 ": %s: %s (%s)\n", output_get_int(job, "id", -1), output_get_string(job, "device", "?"),
+               output_get_string(job, "state", "?"), t.phase);
         if (output_error_line(job, err, sizeof(err)))
                 printf("job %" PRId64 ": %s\n", output_get_int(job, "id", -1), err);
-        return 0;
-}
-
-/* UNIX seconds as local time, "-" when absent. */
-static const char *output_time(struct json_object *o, const char *key, char *buf, size_t n) {
-        int64_t s = output_get_int(o, key, -1);
-        time_t t = (time_t) s;
-        struct tm tm;
-
-        if (s < 0 || !localtime_r(&t, &tm) || strftime(buf, n, "%Y-%m-%d %H:%M:%S %z", &tm) == 0)
-                snprintf(buf, n, "-");
-        return buf;
-}
-
-/* Print s for a POSIX shell: as it is when it holds only safe characters, else single-quoted. */
-static void output_shell_word(const char *s) {
-        if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._-+:@,=") == strlen(s)) {
-                fputs(s, stdout);
-                return;
-        }
-        putchar('\'');
-        for (; *s; s++)
-                if (*s == '\'')
-                        fputs("'\\''", stdout);
-                else
-                        putchar(*s);
-        putchar('\'');
-}
-
-/* The openssl command that reproduces a random pass: the keystream contract (DESIGN.md section 3).
- * Only for a cipher and key the contract covers; returns whether it printed. */
-static bool output_check_command(const char *cipher, const char *key, int64_t bytes, const char *device) {
-        enum keystream_cipher c;
-
-        if (!cipher || !key || bytes <= 0 || keystream_cipher_from_name(cipher, &c) < 0 || c == KEYSTREAM_AUTO ||
-            strlen(key) != 2 * keystream_key_size(c) || strspn(key, "0123456789abcdefABCDEF") != strlen(key))
-                return false;
-        printf("openssl enc -%s -K %s -iv 00000000000000000000000000000000 -in /dev/zero | head -c %" PRId64
-               " | cmp - ", keystream_cipher_name(c), key, bytes);
-        output_shell_word(device);
-        putchar('\n');
-        return true;
-}
-
-/* The report's view of the device: its identity when the job started, the signatures found on it
- * then, and those a fresh probe found after the wipe. */
-static void output_report_device(struct json_object *rep) {
-        struct json_object *identity = NULL, *before = NULL, *after = NULL;
-
-        if (json_object_object_get_ex(rep, "identity", &identity) && json_object_is_type(identity, json_type_object)) {
-                printf("  Identity at submission:\n");
-                output_identity_text(identity, "    ", 13);
-        }
-        if (json_object_object_get_ex(rep, "signatures_before", &before) && json_object_is_type(before, json_type_array)) {
-                if (json_object_array_length(before) == 0)
-                        printf("  Signatures before: none found\n");
-                else {
-                        printf("  Signatures before:\n");
-                        output_signatures_text(before, "    ");
-                }
-        }
-        /* Reports written before the daemon probed have neither field: say nothing. */
-        if (!json_object_object_get_ex(rep, "signatures_after", &after))
-                return;
-        if (!after)
-                printf("  Signatures after:  not checked (the job did not end done)\n");
-        else if (!json_object_is_type(after, json_type_array))
-                printf("  Signatures after:  not checked\n");
-        else if (json_object_array_length(after) == 0)
-                printf("  Signatures after:  none found (fresh libblkid probe after the wipe)\n");
-        else {
-                printf("  Signatures after (fresh libblkid probe after the wipe):\n");
-                output_signatures_text(after, "    ");
-        }
-}
-
-static int output_report_text(struct json_object *rep) {
-        const char *device = output_get_string(rep, "device", "?");
-        const char *state = output_get_string(rep, "state", "?");
-        int64_t total = output_get_int(rep, "bytes_total", -1);
-        int64_t written = output_get_int(rep, "bytes_written", -1);
-        struct json_object *passes = NULL;
-        bool any_cipher = false, any_key = false;
-        double duration;
-        char a[64], b[64], err[1024];
-        size_t n = 0;
-
-        if (json_object_object_get_ex(rep, "passes", &passes) && json_object_is_type(passes, json_type_array))
-                n = json_object_array_length(passes);
-
-        printf("Wipe report for job %" PRId64 "\n", output_get_int(rep, "job", -1));
-        printf("  Device:        %s\n", output_escape(device, false, err, sizeof(err)));
-        printf("  State:         %s\n", state);
-        printf("  Method:        %s (%zu pass%s)\n", output_get_string(rep, "method", "?"), n, n == 1 ? "" : "es");
-        if (total >= 0)
-                printf("  Size:          %s (%" PRId64 " bytes, %" PRId64 "-byte sectors)\n",
-                       units_size(a, sizeof(a), (uint64_t) total), total, output_get_int(rep, "sector_size", 0));
-        if (written >= 0)
-                printf("  Written:       %s (%" PRId64 " bytes)\n", units_size(a, sizeof(a), (uint64_t) written), written);
-        printf("  Started:       %s\n", output_time(rep, "started_at", a, sizeof(a)));
-        printf("  Ended:         %s\n", output_time(rep, "ended_at", a, sizeof(a)));
-        duration = output_get_double(rep, "duration_s", -1);
-        /* Short wipes happen (small devices): keep their fraction of a second. */
-        if (duration >= 0 && duration < 60)
-                printf("  Duration:      %.2fs\n", duration);
-        else
-                printf("  Duration:      %s\n", units_duration(a, sizeof(a), (int64_t) duration));
-        printf("  Average rate:  %s\n", units_rate(b, sizeof(b), output_get_double(rep, "avg_rate_bps", 0)));
-        printf("  Tool:          %s\n", output_get_string(rep, "tool", "?"));
-
-        for (size_t i = 0; i < n; i++) {
-                struct json_object *p = json_object_array_get_idx(passes, i);
-                const char *cipher = output_get_string(p, "cipher", NULL);
-                const char *fpr = output_get_string(p, "key_fingerprint", NULL);
-                const char *key = output_get_string(p, "key", NULL);
-
-                snprintf(a, sizeof(a), "Pass %" PRId64 ":", output_get_int(p, "pass", (int64_t) i + 1));
-                printf("  %-15s%s", a, output_get_string(p, "pattern", "?"));
-                if (cipher)
-                        printf(", %s", cipher);
-                if (fpr)
-                        printf(", key fingerprint %s", fpr);
-                putchar('\n');
-                any_cipher |= cipher != NULL;
-                if (!key)
-                        continue;
-                any_key = true;
-                printf("    Key:         %s\n", key);
-                /* Only the last pass of a finished job is on the device as a whole. */
-                if (i + 1 < n)
-                        continue;
-                printf("    Check:       ");
-                if (strcmp(state, "done") != 0)
-                        printf("none: the job ended %s before the pass was complete\n", state);
-                else if (!output_check_command(cipher, key, total, device))
-                        printf("none: no openssl equivalent for cipher %s\n", cipher ? cipher : "-");
-        }
-        if (output_error_line(rep, err, sizeof(err)))
-                printf("  Error:         %s\n", err);
-        output_report_device(rep);
-        if (any_cipher && !any_key)
-                printf("Keys are not shown; \"wipectl report --keys %" PRId64 "\" (as root) prints them and the\n"
-                       "openssl command that checks the device.\n", output_get_int(rep, "job", -1));
         return 0;
 }
 
@@ -450,6 +344,10 @@ int output_render(enum output_kind kind, struct json_object *o, bool json) {
                         break;
                 case OUTPUT_REPORT:
                         output_report_text(o);
+                        break;
+                case OUTPUT_METHODS:
+                        json_object_object_get_ex(o, "methods", &v);
+                        output_methods_text(v);
                         break;
                 case OUTPUT_VERSION:
                         output_version_text(o);

@@ -1,10 +1,12 @@
 /* Live progress of waited-for jobs: poll "status" every 0.5 s; on a terminal redraw one line per
- * job in place, elsewhere print plain lines every 2 s (no escape codes, fit for logs). */
+ * job in place, elsewhere print plain lines every 2 s (no escape codes, fit for logs). wipe and
+ * verify share it, Ctrl-C (detach) and the exit status included. */
 #include "config.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <time.h>
@@ -43,19 +45,16 @@ static int progress_columns(FILE *out) {
         return ws.ws_col;
 }
 
-/* Format one job as a line without '\n', the state early so that a narrow terminal still shows it:
- * "job 4   /dev/loop3  running    45.2%    115 MiB / 256 MiB    120.3 MB/s  ETA 1s" */
+/* Format one job as a line without '\n', the state and phase early so that a narrow terminal
+ * still shows them; percent, bytes and ETA count all the work (every pass and the verification):
+ * "job 4   /dev/loop3  running  pass 2/3     45.2%  115 MiB / 768 MiB  120.3 MB/s  ETA 5s" */
 static void progress_line(struct json_object *job, int device_width, char *buf, size_t n) {
         struct output_job_text t;
-        int64_t passes = output_get_int(job, "passes", 1);
-        char pass[48] = "";
 
         output_job_text(job, &t);
-        if (passes > 1)
-                snprintf(pass, sizeof(pass), "  pass %s", t.pass);
-        snprintf(buf, n, "job %-3" PRId64 " %-*s  %-9s  %6s  %9s / %-9s  %12s  ETA %s%s",
+        snprintf(buf, n, "job %-3" PRId64 " %-*s  %-9s  %-11s  %6s  %9s / %-9s  %12s  ETA %s",
                  output_get_int(job, "id", -1), device_width, output_get_string(job, "device", "?"),
-                 output_get_string(job, "state", "?"), t.percent, t.done, t.total, t.rate, t.eta, pass);
+                 output_get_string(job, "state", "?"), t.phase, t.percent, t.done, t.total, t.rate, t.eta);
 }
 
 /* Draw the jobs of one status reply. On a terminal the previous lines are overwritten: the cursor
@@ -191,4 +190,105 @@ int progress_wait(struct client *c, const int64_t *ids, size_t n, FILE *out, str
                         return r;
                 }
         }
+}
+
+/* Raised by SIGINT while waiting: detach and leave the jobs to the daemon. A signal handler can
+ * reach nothing else. */
+static volatile sig_atomic_t progress_interrupted;
+
+static void progress_on_sigint(int sig) {
+        (void) sig;
+        progress_interrupted = 1;
+}
+
+/* Report failed jobs on stderr and derive the exit status from how the jobs ended. */
+static int progress_outcome(struct json_object *status) {
+        struct json_object *jobs = NULL;
+        bool failed = false, cancelled = false, other = false;
+
+        if (!json_object_object_get_ex(status, "jobs", &jobs) || !json_object_is_type(jobs, json_type_array))
+                return WIPECTL_EXIT_FAILURE;
+        for (size_t i = 0; i < json_object_array_length(jobs); i++) {
+                struct json_object *job = json_object_array_get_idx(jobs, i);
+                const char *state = output_get_string(job, "state", "");
+                char err[1024];
+
+                if (strcmp(state, "cancelled") == 0)
+                        cancelled = true;
+                else if (strcmp(state, "failed") == 0)
+                        failed = true;
+                else if (strcmp(state, "done") != 0)
+                        other = true;
+                if (output_error_line(job, err, sizeof(err)))
+                        wipectl_error("%s", err);
+        }
+        if (failed)
+                return WIPECTL_EXIT_JOB_FAILED;
+        if (cancelled)
+                return WIPECTL_EXIT_JOB_CANCELLED;
+        return other ? WIPECTL_EXIT_FAILURE : WIPECTL_EXIT_OK;
+}
+
+/* Tell how to reach the jobs after a detach: one line, naming the jobs still running (all of them
+ * when no status arrived yet). */
+static void progress_detached(struct json_object *status, const int64_t *ids, size_t n) {
+        struct json_object *jobs = NULL;
+        char list[256] = "";
+        size_t l = 0, running = 0;
+        int64_t first = -1;
+
+        if (status && json_object_object_get_ex(status, "jobs", &jobs) && json_object_is_type(jobs, json_type_array))
+                n = json_object_array_length(jobs);
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *job = jobs ? json_object_array_get_idx(jobs, i) : NULL;
+                int64_t id = job ? output_get_int(job, "id", -1) : ids[i];
+
+                if (job && output_state_ended(output_get_string(job, "state", NULL)))
+                        continue;
+                if (running++ == 0)
+                        first = id;
+                if (l < sizeof(list))
+                        l += (size_t) snprintf(list + l, sizeof(list) - l, " %" PRId64, id);
+        }
+        /* Overwrite the "^C" the terminal echoed. */
+        if (isatty(STDERR_FILENO))
+                fputs("\r\033[K", stderr);
+        if (running == 1)
+                wipectl_error("detached; jobs keep running (wipectl cancel %" PRId64 ")", first);
+        else
+                wipectl_error("detached; jobs keep running (wipectl cancel ID; IDs:%s)", running ? list : " none");
+}
+
+int progress_run(struct client *c, const struct wipectl_options *opts, const int64_t *ids, size_t n) {
+        _cleanup_json_ struct json_object *status = NULL;
+        struct sigaction sa = { .sa_handler = progress_on_sigint }, old;
+        FILE *out = stdout;
+        int r;
+
+        /* JSON goes to stdout once, at the end; a terminal on stderr can still watch. */
+        if (opts->json)
+                out = isatty(STDERR_FILENO) ? stderr : NULL;
+
+        /* No SA_RESTART: a blocked read or sleep must return to notice the flag. */
+        sigemptyset(&sa.sa_mask);
+        progress_interrupted = 0;
+        sigaction(SIGINT, &sa, &old);
+        c->interrupted = &progress_interrupted;
+        r = progress_wait(c, ids, n, out, &status);
+        c->interrupted = NULL;
+        sigaction(SIGINT, &old, NULL);
+
+        if (r == -EINTR) {
+                if (opts->json && status)
+                        output_render(OUTPUT_JOBS, status, true);
+                progress_detached(status, ids, n);
+                return WIPECTL_EXIT_DETACHED;
+        }
+        if (r < 0)
+                return client_translate_errno(c, r);
+        if (opts->json && output_render(OUTPUT_JOBS, status, true) < 0) {
+                wipectl_error("stdout: write error");
+                return WIPECTL_EXIT_FAILURE;
+        }
+        return progress_outcome(status);
 }

@@ -54,9 +54,21 @@ int cmd_option_error(const struct cmd_entry *entry, char **argv, int c);
 void wipectl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parse a job id (a decimal integer from 0 to 2^53). 0 or -EINVAL. */
 int wipectl_parse_job_id(const char *s, int64_t *ret);
+/* Parse a sample seed: decimal digits, at most 2^64 - 1. 0 or -EINVAL. */
+int wipectl_parse_seed(const char *s, uint64_t *ret);
+/* Check a verification mode as submit and verify take it: "none", "last", "all", "sample" or
+ * "sample=PCT" with PCT a plain decimal number in (0, 100] ("10", "2.5"). When percent is not
+ * NULL it gets PCT (SAMPLE_PERCENT_DEFAULT for "sample", 0 for the other modes). 0 or -EINVAL. */
+int wipectl_parse_verify(const char *s, double *percent);
 
 /* cmd-wipe.c */
 extern const struct cmd_entry cmd_wipe_entry;
+
+/* cmd-methods.c */
+extern const struct cmd_entry cmd_methods_entry;
+
+/* cmd-verify.c */
+extern const struct cmd_entry cmd_verify_entry;
 
 /* cmd-job.c */
 extern const struct cmd_entry cmd_status_entry;
@@ -124,6 +136,7 @@ enum output_kind {
         OUTPUT_REPORT,                  /* REPORT: readable report */
         OUTPUT_VERSION,                 /* {"client":"..","daemon":{...}} */
         OUTPUT_PROBE,                   /* {"devices":[PROBE...]}: one block per device */
+        OUTPUT_METHODS,                 /* {"methods":[...]}: the wipe methods */
 };
 
 /* Print o on stdout: as pretty JSON when json, else as the text for kind. 0 or -EIO. */
@@ -134,6 +147,9 @@ struct json_object *output_from_reply(struct json_object *reply);
 /* Field readers that tolerate absence: the default when absent or of the wrong type. */
 const char *output_get_string(struct json_object *o, const char *key, const char *def);
 int64_t output_get_int(struct json_object *o, const char *key, int64_t def);
+/* An integer that may use all 64 bits unsigned (a seed); def when absent, negative or not an
+ * integer. */
+uint64_t output_get_u64(struct json_object *o, const char *key, uint64_t def);
 double output_get_double(struct json_object *o, const char *key, double def);
 /* The error of a JOB or REPORT object as one line naming the device first,
  * "/dev/loop3: write failed at ...: Input/output error (EIO)"; NULL when it has none. */
@@ -147,9 +163,14 @@ struct output_job_text {
         char total[32];                 /* bytes total, IEC units */
         char rate[32];                  /* current rate, or the average once ended */
         char eta[32];                   /* "-" when unknown or ended */
-        char pass[32];                  /* "1/1" */
+        char phase[48];                 /* "pass 2/3" writing, "flush 2/3", "verify 3/3" */
+        char size[32];                  /* the device's size, IEC units; "-" when unknown */
 };
+/* Percent, bytes and ETA count all the work of a job (every pass's writes and the planned
+ * verification reads: bytes_done of bytes_total), not the device's size. */
 void output_job_text(struct json_object *job, struct output_job_text *t);
+/* The device size of a JOB or REPORT object in bytes: its "size", else its identity's, else -1. */
+int64_t output_device_size(struct json_object *o);
 /* Copy s into buf (n bytes) fit for a terminal: control characters become \xNN, so that a label
  * or a model string cannot move the cursor; with quote, the result is in double quotes and '"'
  * and '\\' are escaped too. NULL s gives "-". Returns buf, cut to n. */
@@ -173,6 +194,28 @@ char *output_table_cell(struct output_table *t, size_t row, size_t column);
  * (counted in UTF-8 characters), the last column not padded. */
 void output_table_print(const struct output_table *t, const char *indent);
 void output_table_done(struct output_table *t);
+
+/* output-report.c */
+
+/* A REPORT object as text: the job, its method and passes with their verification, the
+ * Verification section, the device's identity and signatures. */
+void output_report_text(struct json_object *report);
+
+/* output-method.c */
+
+/* Write the pass names[n] on one line of at most width characters (when it can be), runs of one
+ * pass shortened, "4x random", and the middle left out when still too long,
+ * "4x random, 0x55, ... (23 more) ..., 0xdb6db6, 4x random". The full list when width is 0.
+ * Returns buf. */
+const char *output_pass_summary(const char *const *names, size_t n, size_t width, char *buf, size_t size);
+/* The same for a JSON array of pass names ("pass_list") or of pass objects with "pattern"
+ * ("passes"). Returns buf; "-" for a missing or empty array. */
+const char *output_pass_summary_json(struct json_object *list, size_t width, char *buf, size_t size);
+/* A verification mode in words, "sample (10%)", "last", from a JOB's "verify" object or the
+ * REPORT's "verification" one. Returns buf. */
+const char *output_verify_mode(struct json_object *verify, char *buf, size_t n);
+/* {"methods":[...]} as text: one block per method, legacy ones marked, and the note on them. */
+void output_methods_text(struct json_object *methods);
 
 /* output-device.c: the IDENTITY, SIG, PART and PROBE objects of the daemon as text. */
 
@@ -203,3 +246,9 @@ const char *output_refusal_line(struct json_object *probe, char *buf, size_t n);
  * c->interrupted was raised; or -errno from client_call(), already reported. In every case *ret
  * owns the last {"jobs":[JOB...]} received (the reply without "id" and "ok"), or NULL. */
 int progress_wait(struct client *c, const int64_t *ids, size_t n, FILE *out, struct json_object **ret);
+/* What wipe and verify do after the daemon accepted their jobs: wait for ids[n] with
+ * progress_wait() on stdout (on stderr, if a terminal, with --json), Ctrl-C detaching; then print
+ * {"jobs":[JOB...]} with --json and every job's error on stderr. Returns the exit status: 0 when
+ * every job ended done, 6 when one failed, 7 when one was cancelled and none failed, 130 after a
+ * detach, or that of a failed status call. */
+int progress_run(struct client *c, const struct wipectl_options *opts, const int64_t *ids, size_t n);

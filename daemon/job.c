@@ -170,8 +170,12 @@ static int job_plan_sample(struct job *job, double percent, bool have_seed, uint
         struct sample_plan p;
         int r;
 
-        if (!have_seed && getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
-                return errno ? -errno : -EIO;
+        if (!have_seed) {
+                if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+                        return errno ? -errno : -EIO;
+                /* Below 2^53, so that JSON readers that hold numbers as doubles (jq) keep it exact. */
+                seed &= (1ULL << 53) - 1;
+        }
         /* Sample whole physical sectors where the device has them larger than logical ones. */
         r = sample_plan_make(&p, job->info.size, job->plan.sector, percent, seed);
         if (r < 0)
@@ -539,8 +543,9 @@ static void job_stage_end(struct job *job) {
         }
         pthread_mutex_unlock(&job->lock);
         if (p->verified.mismatched > 0)
-                job_fail(job, -EIO, "%s: verification of pass %u failed: %" PRIu64 " mismatching sectors, first at offset %" PRIu64,
-                         job->info.node, st->pass + 1, p->verified.mismatched, p->verified.first[0]);
+                job_fail(job, -EIO, "%s: verification of pass %u failed: %" PRIu64 " mismatching sector%s, first at offset %" PRIu64,
+                         job->info.node, st->pass + 1, p->verified.mismatched, p->verified.mismatched == 1 ? "" : "s",
+                         p->verified.first[0]);
         else
                 log_info("job %" PRIu64 ": %s: pass %u verified (%s, %" PRIu64 " bytes compared)", job->id, job->info.node,
                          st->pass + 1, verify_mode_name(p->verified.mode), p->verified.coverage);

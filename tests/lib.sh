@@ -182,3 +182,80 @@ expect_exit() {
         rc=$?
         [ "$rc" = "$want" ] || { cat "$TEST_DIR/err" >&2; fail "'$*' exited $rc, expected $want"; }
 }
+
+# pass_hex PASS: the bytes of a pattern pass as hex ("zero" 00, "one" ff, "0x924924" 924924).
+pass_hex() {
+        case $1 in
+        zero) echo 00 ;;
+        one) echo ff ;;
+        0x*) echo "${1#0x}" ;;
+        *) hard_error "pass_hex: '$1' is not a pattern pass" ;;
+        esac
+}
+
+# pattern_stream HEX SIZE: SIZE bytes of the pattern HEX repeated from device offset 0 (byte o is
+# pattern[o % k]), built independently of common/method.c: one period doubled to >= 1 MiB (a whole
+# number of periods), then that block over and over.
+pattern_stream() {
+        local hex=$1 size=$2 block=$TEST_DIR/pattern.$1 esc="" i n
+        [[ $hex =~ ^([0-9a-f]{2})+$ ]] || hard_error "pattern_stream: bad pattern '$hex'"
+        if [ ! -f "$block" ]; then
+                for ((i = 0; i < ${#hex}; i += 2)); do esc+="\\x${hex:i:2}"; done
+                printf '%b' "$esc" > "$block.tmp" || hard_error "pattern_stream: cannot write $block"
+                [ "$(stat -c %s "$block.tmp")" = $((${#hex} / 2)) ] || hard_error "pattern_stream: printf made a wrong period"
+                while [ "$(stat -c %s "$block.tmp")" -lt 1048576 ]; do
+                        cat "$block.tmp" "$block.tmp" > "$block.2" && mv "$block.2" "$block.tmp"
+                done
+                mv "$block.tmp" "$block"
+        fi
+        n=$((size / $(stat -c %s "$block") + 1))
+        for ((i = 0; i < n; i++)); do cat "$block"; done | head -c "$size"
+}
+
+# check_pattern DEV HEX: every byte of DEV equals the repeated pattern HEX, aligned to offset 0.
+check_pattern() {
+        local dev=$1 hex=$2 size
+        size=$(blockdev --getsize64 "$dev") || hard_error "blockdev $dev"
+        pattern_stream "$hex" "$size" | cmp - "$dev" || fail "$dev: contents differ from the pattern 0x$hex"
+}
+
+# check_last_pass DEV ID: every byte of DEV is what job ID's last pass wrote (a random pass: the
+# keystream of that pass's own key, from report --keys).
+check_last_pass() {
+        local dev=$1 id=$2 last
+        last=$(wipectl --json report --keys "$id" | jq -c '.passes[-1]') || fail "report --keys $id"
+        case $(echo "$last" | jq -r .pattern) in
+        random) check_keystream "$dev" "$(echo "$last" | jq -r .cipher)" "$(echo "$last" | jq -r .key)" ;;
+        *) check_pattern "$dev" "$(pass_hex "$(echo "$last" | jq -r .pattern)")" ;;
+        esac
+}
+
+# detach_loop DEV: detach one of the test's own loop devices now and forget it, so that cleanup
+# never detaches whatever another program attaches to the node later.
+detach_loop() {
+        grep -qx "$1" "$TEST_DIR/loops" 2>/dev/null || hard_error "detach_loop: $1 is not the test's own"
+        udevadm settle 2>/dev/null
+        losetup -d "$1" || hard_error "losetup -d $1 failed"
+        sed -i "\\|^$1\$|d" "$TEST_DIR/loops"
+        # The detach completes on the last close (udev may still be probing).
+        for _ in $(seq 50); do
+                [ -e "/sys/block/${1#/dev/}/loop/backing_file" ] || return 0
+                sleep 0.1
+        done
+        hard_error "$1 still attached after losetup -d"
+}
+
+# reattach_loop DEV FILE [LOSETUP_OPTION...]: attach FILE (the test's own) to the node DEV the test
+# detached; returns 1 (nothing attached, nothing registered) when the node was taken meanwhile.
+reattach_loop() {
+        local dev=$1 file=$2
+        shift 2
+        case $file in "$TEST_DIR"/*) ;; *) hard_error "reattach_loop: $file is not in $TEST_DIR" ;; esac
+        case $dev in /dev/loop[0-9]*) ;; *) hard_error "reattach_loop: $dev is not a loop device" ;; esac
+        losetup "$@" "$dev" "$file" 2>/dev/null || return 1
+        echo "$dev" >> "$TEST_DIR/loops"
+        [ "$(cat "/sys/block/${dev#/dev/}/loop/backing_file")" = "$file" ] || hard_error "$dev: not backed by $file"
+}
+
+# loop_file DEV: the backing file of one of the test's loop devices.
+loop_file() { cat "/sys/block/${1#/dev/}/loop/backing_file"; }

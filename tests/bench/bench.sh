@@ -1,6 +1,7 @@
 #!/bin/bash
-# tests/bench/bench.sh: how fast wiped writes, next to fio, dd, openssl and shred, on RAM-backed
-# loop devices. Run by hand as root; not part of "make check". See tests/bench/README.md.
+# tests/bench/bench.sh: how fast wiped writes, next to fio, dd, openssl and shred, and how fast it
+# verifies (--verify last), next to fio's sequential read, on RAM-backed loop devices. Run by hand
+# as root; not part of "make check". See tests/bench/README.md.
 #
 # Safety: the only devices this script ever writes to are loop devices it created itself with
 # "losetup -f --show --direct-io=on FILE" over files of its own under /dev/shm, named by the path
@@ -27,8 +28,10 @@ usage() {
         cat <<EOF
 Usage: $prog [OPTION]...
 Measure wiped's random wipe against fio's sequential write of zeros (the device's limit),
-dd from /dev/urandom, an openssl enc pipeline and shred, on RAM-backed loop devices.
-Run as root. Prints a table of median MB/s (10^6 bytes/s) and each one's ratio to fio's best.
+dd from /dev/urandom, an openssl enc pipeline and shred, and wiped's read-back verification
+(wipectl verify --verify last) against fio's sequential read, on RAM-backed loop devices.
+Run as root. Prints a table of median MB/s (10^6 bytes/s) and each one's ratio to fio's best
+write (writers) or best read (verification).
 
   --size SIZE          size of each loop device (default $size_arg; K, M, G suffixes are powers of 1024)
   --devices N          number of loop devices, written at once (default $n_devices)
@@ -240,21 +243,23 @@ now_ns() {
         date +%s%N
 }
 
-# fio: one job per device in one group, so that bw_bytes is the aggregate.
+# fio: one job per device in one group, so that bw_bytes is the aggregate. $2: write (zeros,
+# the default) or read.
 run_fio() {
-        local qd=$1 out=$work/fio.json args=() d t0 t1
+        local qd=$1 rw=${2:-write} out=$work/fio.json args=() d t0 t1
         for d in "${loops[@]}"; do
                 args+=(--name="${d#/dev/}" --filename="$d")
         done
+        [[ $rw == write ]] && args+=(--zero_buffers)
         t0=$(now_ns)
-        fio --ioengine=io_uring --direct=1 --rw=write --bs=1M --zero_buffers --iodepth="$qd" --numjobs=1 \
+        fio --ioengine=io_uring --direct=1 --rw="$rw" --bs=1M --iodepth="$qd" --numjobs=1 \
                 --size="$size" --group_reporting --output-format=json --output="$out" "${args[@]}" \
-                >"$work/fio.err" 2>&1 || { cat "$work/fio.err" >&2; die "fio failed"; }
+                >"$work/fio.err" 2>&1 || { cat "$work/fio.err" >&2; die "fio --rw=$rw failed"; }
         t1=$(now_ns)
-        bytes=$(jq '.jobs[0].write.io_bytes' "$out")
+        bytes=$(jq ".jobs[0].$rw.io_bytes" "$out")
         local bw
-        bw=$(jq '.jobs[0].write.bw_bytes' "$out")
-        ((bytes == n_devices * size)) || die "fio wrote $bytes bytes, expected $((n_devices * size))"
+        bw=$(jq ".jobs[0].$rw.bw_bytes" "$out")
+        ((bytes == n_devices * size)) || die "fio --rw=$rw moved $bytes bytes, expected $((n_devices * size))"
         [[ $bw =~ ^[0-9]+$ && $bw -gt 0 ]] || die "fio reported no bandwidth"
         # Back to a time, so that all rows are computed alike: bytes / ns.
         ns=$(awk -v b="$bytes" -v bw="$bw" 'BEGIN { printf "%.0f", b / bw * 1e9 }')
@@ -264,11 +269,14 @@ run_fio() {
 # wipectl waits for the jobs itself (one process, a status poll every 0.5 s) and prints the final
 # job objects. Polling from here instead (a wipectl and a jq every 20 ms) costs ~20 % of the rate
 # on a 2-CPU machine, so the time comes from the jobs' own elapsed_s, not from our clock.
+# --verify none: the write alone (the default, a 10 % sample read-back, would add reads).
 wipe_timing=
+declare -A wipe_jobs=()         # cipher -> the job ids of its latest wipe, for run_verify
 run_wipe() {
         local cipher=$1 st rc t0 t1 d
         t0=$(now_ns)
-        st=$("$wipectl" --socket "$sock" --json wipe --yes --cipher "$cipher" "${loops[@]}" 2>"$work/wipectl.err")
+        st=$("$wipectl" --socket "$sock" --json wipe --yes --verify none --cipher "$cipher" "${loops[@]}" \
+                2>"$work/wipectl.err")
         rc=$?
         t1=$(now_ns)
         if [[ $rc -ne 0 ]]; then
@@ -280,6 +288,7 @@ run_wipe() {
                 <<<"$st" >/dev/null || die "wipectl wipe --cipher $cipher: unexpected result: $st"
         bytes=$(jq '[.jobs[].bytes_total] | add' <<<"$st")
         ((bytes == n_devices * size)) || die "wipe covered $bytes bytes, expected $((n_devices * size))"
+        wipe_jobs[$cipher]=$(jq -r '[.jobs[].id] | join(" ")' <<<"$st")
         wall_ns=$((t1 - t0))
         # All jobs of one submit start at the same time: the aggregate time is the longest job.
         if jq -e 'all(.jobs[]; .elapsed_s | type == "number")' <<<"$st" >/dev/null; then
@@ -296,6 +305,44 @@ run_wipe() {
                         die "$d: the last MiB is still zeros after a wipe reported done"
                 fi
         done
+}
+
+# Read back the devices of the latest wipe with this cipher: one "wipectl --json verify JOB
+# --verify last" per device, all started at once. Each prints its final job object, whose
+# elapsed_s is the daemon's clock from the verify request to the end of the read-back (a
+# re-verification restarts the job's clock); with several devices, the longest. Every job must
+# pass (it read back exactly what the wipe wrote), and have read the whole device.
+verify_timing=
+run_verify() {
+        local cipher=$1 ids i id st t0 t1
+        read -r -a ids <<<"${wipe_jobs[$cipher]:-}"
+        ((${#ids[@]} == n_devices)) || die "verify: no wipe with $cipher to verify"
+        bg_pids=()
+        t0=$(now_ns)
+        for i in "${!ids[@]}"; do
+                "$wipectl" --socket "$sock" --json verify --verify last "${ids[$i]}" >"$work/ver$i.out" 2>"$work/ver$i.err" &
+                bg_pids[i]=$!
+        done
+        for i in "${!ids[@]}"; do
+                wait "${bg_pids[$i]}" || { cat "$work/ver$i.err" "$work/ver$i.out" >&2; die "wipectl verify ${ids[$i]} ($cipher) failed"; }
+        done
+        t1=$(now_ns)
+        bg_pids=()
+        st=$(jq -s '{jobs: [.[].jobs[0]]}' "$work"/ver*.out) || die "verify: unreadable output"
+        rm -f "$work"/ver*.out "$work"/ver*.err
+        jq -e --argjson n "$n_devices" --argjson s "$size" \
+                '(.jobs | length) == $n and all(.jobs[]; .state == "done" and .bytes_total == $s and .bytes_done == $s)' \
+                <<<"$st" >/dev/null || die "wipectl verify --verify last ($cipher): unexpected result: $st"
+        for id in "${ids[@]}"; do
+                "$wipectl" --socket "$sock" --json report "$id" |
+                        jq -e --argjson s "$size" '.verification | .mode == "last" and .result == "passed" and .coverage_bytes == $s' \
+                        >/dev/null || die "job $id: the report does not record a passed read-back of $size bytes"
+        done
+        bytes=$((n_devices * size))
+        ns=$(jq '[.jobs[].elapsed_s] | max * 1e9 | floor' <<<"$st")
+        ((ns > 0)) || die "verify: no elapsed_s in $st"
+        verify_timing="the jobs' own elapsed_s (daemon clock, from the verify request to the end of the read-back)"
+        wall_ns=$((t1 - t0))
 }
 
 # Start one writer per device in the background ("$1" is a function taking the device), wait for
@@ -342,14 +389,23 @@ shred_one() {
         shred -n1 -s "$size" "$1"
 }
 
-tests=(fio2 fio4 fio32 wipe_aes wipe_chacha urandom openssl)
+# Each verify_* reads back what the wipe_* just before it wrote: nothing writes in between.
+tests=(fio2 fio4 fio32 fioread2 fioread4 fioread32 wipe_aes verify_aes wipe_chacha verify_chacha urandom openssl)
 $have_shred && tests+=(shred)
+writers=(fio2 fio4 fio32 wipe_aes wipe_chacha urandom openssl)
+$have_shred && writers+=(shred)
+readers=(fioread2 fioread4 fioread32 verify_aes verify_chacha)
 declare -A label=(
         [fio2]="fio write zeros, iodepth 2"
         [fio4]="fio write zeros, iodepth 4"
         [fio32]="fio write zeros, iodepth 32"
+        [fioread2]="fio read, iodepth 2"
+        [fioread4]="fio read, iodepth 4"
+        [fioread32]="fio read, iodepth 32"
         [wipe_aes]="wipectl wipe, aes-128-ctr"
         [wipe_chacha]="wipectl wipe, chacha20"
+        [verify_aes]="wipectl verify last, aes-128-ctr"
+        [verify_chacha]="wipectl verify last, chacha20"
         [urandom]="dd if=/dev/urandom"
         [openssl]="openssl enc aes-128-ctr | dd"
         [shred]="shred -n1"
@@ -362,8 +418,13 @@ run_one() {
         fio2) run_fio 2 ;;
         fio4) run_fio 4 ;;
         fio32) run_fio 32 ;;
+        fioread2) run_fio 2 read ;;
+        fioread4) run_fio 4 read ;;
+        fioread32) run_fio 32 read ;;
         wipe_aes) run_wipe aes-128-ctr ;;
         wipe_chacha) run_wipe chacha20 ;;
+        verify_aes) run_verify aes-128-ctr ;;
+        verify_chacha) run_verify chacha20 ;;
         urandom) run_parallel dd_urandom_one "$urandom_size" ;;
         openssl) run_parallel openssl_one "$size" ;;
         shred) run_parallel shred_one "$size" ;;
@@ -439,47 +500,70 @@ for t in "${tests[@]}"; do
         # shellcheck disable=SC2086
         med[$t]=$(median ${raw[$t]})
 done
-best=0
-best_t=
-for t in fio2 fio4 fio32; do
-        if ((med[$t] > best)); then
-                best=${med[$t]}
-                best_t=$t
-        fi
-done
+# best_of T...: the test with the highest median.
+best_of() {
+        local t b=0 bt=
+        for t in "$@"; do
+                if ((med[$t] > b)); then
+                        b=${med[$t]}
+                        bt=$t
+                fi
+        done
+        echo "$bt"
+}
+best_t=$(best_of fio2 fio4 fio32)
+best=${med[$best_t]:-0}
+best_read_t=$(best_of fioread2 fioread4 fioread32)
+best_read=${med[$best_read_t]:-0}
+# ratio A [B]: A / B (default: fio's best write) with two decimals.
 ratio() {
-        awk -v a="$1" -v b="$best" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
+        awk -v a="$1" -v b="${2:-$best}" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
 }
 
 if ((n_devices > 1)); then
-        echo "results: $n_devices devices x $((size / mib)) MiB written at once, aggregate MB/s"
+        echo "results: $n_devices devices x $((size / mib)) MiB written (read) at once, aggregate MB/s"
 else
         echo "results: 1 device x $((size / mib)) MiB"
 fi
 printf '%-36s %9s %8s   %s\n' "writer" "MB/s" "x best" "raw MB/s, rep 1..$reps"
-for t in "${tests[@]}"; do
+for t in "${writers[@]}"; do
         mark=
         [[ $t == "$best_t" ]] && mark=" <- fio best: the device's limit"
         printf '%-36s %9s %7sx  %s%s\n' "${label[$t]}" "${med[$t]}" "$(ratio "${med[$t]}")" "${raw[$t]# }" "$mark"
 done
 $have_shred || printf '%-36s %9s\n' "shred -n1" "skipped ($($do_shred && echo "shred not found" || echo "--no-shred"))"
+printf '%-36s %9s %8s   %s\n' "reader" "MB/s" "x best" "raw MB/s, rep 1..$reps"
+for t in "${readers[@]}"; do
+        mark=
+        [[ $t == "$best_read_t" ]] && mark=" <- fio best read: the device's limit"
+        printf '%-36s %9s %7sx  %s%s\n' "${label[$t]}" "${med[$t]}" "$(ratio "${med[$t]}" "$best_read")" "${raw[$t]# }" "$mark"
+done
 echo
-echo "MB/s = 10^6 bytes/s, median of $reps interleaved runs; x best = median / fio's best median."
-echo "wipectl rows: \"wipectl --json wipe --yes\" (all devices in one submit), timed by $wipe_timing"
+echo "MB/s = 10^6 bytes/s, median of $reps interleaved runs; x best = median / fio's best median"
+echo "  (writers: fio's best write; readers: fio's best read)."
+echo "wipectl wipe rows: \"wipectl --json wipe --yes --verify none\" (all devices in one submit), timed by $wipe_timing"
 echo "  as printed in wipectl's final job objects (the same JOB objects as status --json)."
 echo "  By the wall clock around wipectl (start-up, 0.5 s polls) they were: aes-128-ctr${wall[wipe_aes]}, chacha20${wall[wipe_chacha]} MB/s."
+echo "wipectl verify rows: \"wipectl --json verify --verify last JOB\" of the wipe just before (one per device, at once):"
+echo "  every byte read back with O_DIRECT and compared with the regenerated keystream, timed by $verify_timing."
+echo "  By the wall clock around wipectl they were: aes-128-ctr${wall[verify_aes]}, chacha20${wall[verify_chacha]} MB/s."
 echo "dd, openssl and shred rows run one writer per device at once and are timed by the wall clock."
 ((urandom_size < size)) && echo "dd if=/dev/urandom wrote only the first $((urandom_size / mib)) MiB of each device (--urandom-size): rates, not times, compare."
 awk -v s="$start" -v e="$end" -v b="$busy" 'BEGIN {
         printf "run time %.0f s.%s\n", (e - s) / 1e9, (b > 10 ? " The CPUs were " b "% busy with other work before the runs: figures are noisy." : "") }'
 
-target=0.70
-verdict=
-for t in wipe_aes wipe_chacha; do
-        x=$(ratio "${med[$t]}")
-        ok=$(awk -v a="${med[$t]}" -v b="$best" -v t="$target" 'BEGIN { print ((b > 0 && a / b >= t) ? "met" : "NOT met") }')
-        verdict+="${verdict:+; }${label[$t]#wipectl wipe, } ${x}x $ok"
-done
+# verdict TARGET REFERENCE T...: "<cipher> 0.93x met; ..." for each test against the reference.
+verdict() {
+        local target=$1 ref=$2 t x ok v=
+        shift 2
+        for t in "$@"; do
+                x=$(ratio "${med[$t]}" "$ref")
+                ok=$(awk -v a="${med[$t]}" -v b="$ref" -v t="$target" 'BEGIN { print ((b > 0 && a / b >= t) ? "met" : "NOT met") }')
+                v+="${v:+; }${label[$t]##*, } ${x}x $ok"
+        done
+        echo "$v"
+}
 note=
-((threads != 2)) && note=" (measured with --threads $threads; the target is for 2)"
-echo "target (random wipe >= ${target}x fio's best, with 2 threads): $verdict$note"
+((threads != 2)) && note=" (measured with --threads $threads; the targets are for 2)"
+echo "target (random wipe >= 0.70x fio's best write, with 2 threads): $(verdict 0.70 "$best" wipe_aes wipe_chacha)$note"
+echo "target (verify --verify last >= 0.80x fio's best read, with 2 threads): $(verdict 0.80 "$best_read" verify_aes verify_chacha)$note"

@@ -116,8 +116,8 @@ out=$(wipectl --json wipe --yes "$kdev") || fail "wipe of $kdev exited $?: $out"
 JOBS=$((JOBS + 1))
 id=$(echo "$out" | jq -r '.jobs[0].id')
 job=$(wipectl --json status "$id" | jq -c '.jobs[0]')
-jq_is "$job" '"\(.state) \(.bytes_done) \(.sector_size) \(.identity.logical_sector) \(.identity.size)"' \
-        "done $SIZE4K 4096 4096 $SIZE4K" "job $id on $kdev"
+jq_is "$job" '"\(.state) \(.size) \(.bytes_done == .bytes_total) \(.sector_size) \(.identity.logical_sector) \(.identity.size)"' \
+        "done $SIZE4K true 4096 4096 $SIZE4K" "job $id on $kdev"
 check_keystream "$kdev" "$(job_cipher "$id")" "$(job_key "$id")"
 
 # --- A symlink to a loop device: accepted, the job names the link and the real node -------------

@@ -1,0 +1,106 @@
+/* wipectl methods: the named wipe methods of common/method.c, listed without asking the daemon
+ * (both programs are built from the same table). */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cleanup.h"
+#include "method.h"
+#include "wipectl.h"
+
+/* One method as {"name","passes":[...],"description","legacy"}, the passes in their canonical
+ * names. NULL on ENOMEM or on a table entry that does not parse. */
+static struct json_object *cmd_methods_one(const struct method *m) {
+        _cleanup_json_ struct json_object *o = json_object_new_object();
+        _cleanup_free_ struct pass *passes = NULL;
+        struct json_object *a = json_object_new_array();
+        size_t n = 0;
+
+        if (!o || !a || json_object_object_add(o, "name", json_object_new_string(m->name)) < 0 ||
+            json_object_object_add(o, "passes", a) < 0) {
+                json_object_put(a);
+                return NULL;
+        }
+        if (pass_list_parse(m->passes, &passes, &n) < 0)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                char name[2 * METHOD_PATTERN_MAX + 3];
+
+                if (json_object_array_add(a, json_object_new_string(pass_name(&passes[i], name, sizeof(name)))) < 0)
+                        return NULL;
+        }
+        if (json_object_object_add(o, "description", json_object_new_string(m->description)) < 0 ||
+            json_object_object_add(o, "legacy", json_object_new_boolean(m->legacy)) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+/* {"methods":[...]} in the table's order. NULL on failure. */
+static struct json_object *cmd_methods_build(void) {
+        _cleanup_json_ struct json_object *o = json_object_new_object();
+        struct json_object *a = json_object_new_array();
+        const struct method *table;
+        size_t n;
+
+        if (!o || !a || json_object_object_add(o, "methods", a) < 0) {
+                json_object_put(a);
+                return NULL;
+        }
+        table = method_table(&n);
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *m = cmd_methods_one(&table[i]);
+
+                if (!m || json_object_array_add(a, m) < 0) {
+                        json_object_put(m);
+                        return NULL;
+                }
+        }
+        return TAKE_PTR(o);
+}
+
+static int cmd_methods_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc,
+                            char **argv) {
+        enum { ARG_JSON = 0x100 };
+        static const struct option options[] = {
+                { "json", no_argument, NULL, ARG_JSON },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        _cleanup_json_ struct json_object *result = NULL;
+        bool json = opts->json;
+        int opt;
+
+        while ((opt = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
+                switch (opt) {
+                case ARG_JSON:
+                        json = true;
+                        break;
+                case 'h':
+                        cmd_usage(self, stdout);
+                        return WIPECTL_EXIT_OK;
+                default:
+                        return cmd_option_error(self, argv, opt);
+                }
+        if (optind < argc)
+                return cmd_usage_error(self, "unexpected argument '%s'", argv[optind]);
+
+        result = cmd_methods_build();
+        if (!result) {
+                wipectl_error("methods: out of memory or a bad method table");
+                return WIPECTL_EXIT_FAILURE;
+        }
+        if (output_render(OUTPUT_METHODS, result, json) < 0) {
+                wipectl_error("stdout: write error");
+                return WIPECTL_EXIT_FAILURE;
+        }
+        return WIPECTL_EXIT_OK;
+}
+
+const struct cmd_entry cmd_methods_entry = {
+        .name = "methods",
+        .args = "[--json]",
+        .summary = "List the wipe methods and their passes",
+        .help = "  --json               print {\"methods\":[{\"name\",\"passes\",\"description\",\"legacy\"}...]}\n",
+        .exec = cmd_methods_exec,
+};

@@ -1,0 +1,381 @@
+/* The REPORT object as text: what was wiped and how, each pass and its verification, the
+ * Verification section with every run, how to check the device independently, and the device's
+ * identity and signatures. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "keystream.h"
+#include "method.h"
+#include "units.h"
+#include "wipectl.h"
+
+#define OUTPUT_REPORT_OFFSETS_PER_LINE 5 /* mismatch offsets on one line */
+
+/* UNIX seconds as local time, "-" when absent. */
+static const char *output_time(struct json_object *o, const char *key, char *buf, size_t n) {
+        int64_t s = output_get_int(o, key, -1);
+        time_t t = (time_t) s;
+        struct tm tm;
+
+        if (s < 0 || !localtime_r(&t, &tm) || strftime(buf, n, "%Y-%m-%d %H:%M:%S %z", &tm) == 0)
+                snprintf(buf, n, "-");
+        return buf;
+}
+
+/* Print s for a POSIX shell: as it is when it holds only safe characters, else single-quoted. */
+static void output_shell_word(const char *s) {
+        if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._-+:@,=") == strlen(s)) {
+                fputs(s, stdout);
+                return;
+        }
+        putchar('\'');
+        for (; *s; s++)
+                if (*s == '\'')
+                        fputs("'\\''", stdout);
+                else
+                        putchar(*s);
+        putchar('\'');
+}
+
+/* The openssl command that reproduces a random pass: the keystream contract (wipectl(1)
+ * "KEYSTREAM CONTRACT"). Only for a cipher and key the contract covers; returns whether it
+ * printed. */
+static bool output_check_random(const char *cipher, const char *key, int64_t bytes, const char *device) {
+        enum keystream_cipher c;
+
+        if (!cipher || !key || bytes <= 0 || keystream_cipher_from_name(cipher, &c) < 0 || c == KEYSTREAM_AUTO ||
+            strlen(key) != 2 * keystream_key_size(c) || strspn(key, "0123456789abcdefABCDEF") != strlen(key))
+                return false;
+        printf("openssl enc -%s -K %s -iv 00000000000000000000000000000000 -in /dev/zero | head -c %" PRId64
+               " | cmp - ", keystream_cipher_name(c), key, bytes);
+        output_shell_word(device);
+        putchar('\n');
+        return true;
+}
+
+/* A command that compares the device with a pattern pass, from offset 0 (where the pattern is
+ * aligned) to bytes: cmp against /dev/zero, tr for other bytes, perl (Essential on Debian) for
+ * patterns of several bytes. Returns whether it printed. */
+static bool output_check_pattern(const char *pattern, int64_t bytes, const char *device) {
+        struct pass p;
+        char name[2 * METHOD_PATTERN_MAX + 3];
+
+        if (bytes <= 0 || pass_parse(pattern, &p) < 0 || p.kind != PASS_PATTERN)
+                return false;
+        if (p.pattern_len == 1 && p.pattern[0] == 0)
+                printf("cmp -n %" PRId64 " /dev/zero ", bytes);
+        else if (p.pattern_len == 1)
+                printf("head -c %" PRId64 " /dev/zero | tr '\\0' '\\%03o' | cmp - ", bytes, p.pattern[0]);
+        else
+                printf("perl -e 'print pack(\"H*\", \"%s\") x 65536 while 1' | head -c %" PRId64 " | cmp - ",
+                       pass_name(&p, name, sizeof(name)) + 2, bytes);
+        output_shell_word(device);
+        putchar('\n');
+        return true;
+}
+
+/* Byte offsets of mismatching sectors from a "first_mismatches" array, a few on a line, each
+ * line after indent. */
+static void output_offsets(struct json_object *offsets, const char *indent) {
+        size_t n = offsets && json_object_is_type(offsets, json_type_array) ? json_object_array_length(offsets) : 0;
+
+        for (size_t i = 0; i < n; i++) {
+                if (i % OUTPUT_REPORT_OFFSETS_PER_LINE == 0)
+                        fputs(indent, stdout);
+                printf("%" PRId64, json_object_get_int64(json_object_array_get_idx(offsets, i)));
+                fputs(i + 1 == n ? "\n" : (i + 1) % OUTPUT_REPORT_OFFSETS_PER_LINE == 0 ? ",\n" : ", ", stdout);
+        }
+}
+
+/* "label  2 mismatched sectors" (label padded to width) and the byte offsets of the first ones,
+ * for a pass's "verified" object or the verification. Nothing when there is no mismatch. */
+static void output_mismatches(struct json_object *v, const char *label, int width, int64_t sector) {
+        int64_t count = output_get_int(v, "mismatched_sectors", 0);
+        struct json_object *first = NULL;
+        size_t shown = 0;
+
+        if (count <= 0)
+                return;
+        json_object_object_get_ex(v, "first_mismatches", &first);
+        if (first && json_object_is_type(first, json_type_array))
+                shown = json_object_array_length(first);
+        printf("%-*s%" PRId64 " mismatched %" PRId64 "-byte sector%s", width, label, count, sector, count == 1 ? "" : "s");
+        if (shown == 0) {
+                putchar('\n');
+                return;
+        }
+        printf("%s at byte offsets:\n", (int64_t) shown < count ? ", the first" : ",");
+        output_offsets(first, "                 ");
+}
+
+/* A pass's "verified" object in a table cell: "passed (all, 100.00%)", "failed (sample, 10.02%):
+ * 2 sectors", or "-" when the pass was not verified. */
+static void output_verified_cell(struct json_object *v, char *buf, size_t n) {
+        int64_t bad = output_get_int(v, "mismatched_sectors", 0);
+        int k;
+
+        if (!v || !json_object_is_type(v, json_type_object)) {
+                snprintf(buf, n, "-");
+                return;
+        }
+        k = snprintf(buf, n, "%s (%s, %.2f%%)", output_get_string(v, "result", "?"), output_get_string(v, "mode", "?"),
+                     output_get_double(v, "coverage_percent", 0));
+        if (bad > 0 && k > 0 && (size_t) k < n)
+                snprintf(buf + k, n - (size_t) k, ": %" PRId64 " sector%s", bad, bad == 1 ? "" : "s");
+}
+
+/* The passes as a table (pattern, cipher, key fingerprint, verification), then the keys (with
+ * --keys), the command that checks the last pass, and the mismatches of a failed pass. */
+static void output_report_passes(struct json_object *rep, struct json_object *passes, int64_t size,
+                                 bool *any_random, bool *any_key) {
+        static const char *const header[] = { "PASS", "PATTERN", "CIPHER", "KEY FINGERPRINT", "VERIFIED" };
+        static const bool right[] = { true, false, false, false, false };
+        const char *state = output_get_string(rep, "state", "?");
+        const char *device = output_get_string(rep, "device", "?");
+        int64_t sector = output_get_int(rep, "sector_size", 0);
+        size_t n = json_object_array_length(passes);
+        struct json_object *last = NULL, *verified = NULL;
+        struct output_table t = {};
+        const char *pattern;
+        bool complete;
+
+        if (n == 0 || output_table_init(&t, header, right, sizeof(header) / sizeof(header[0]), n) < 0) {
+                output_table_done(&t);
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *p = json_object_array_get_idx(passes, i), *v = NULL;
+                const char *cipher = output_get_string(p, "cipher", NULL);
+
+                json_object_object_get_ex(p, "verified", &v);
+                snprintf(output_table_cell(&t, i + 1, 0), OUTPUT_CELL, "%" PRId64,
+                         output_get_int(p, "pass", (int64_t) i + 1));
+                output_escape(output_get_string(p, "pattern", "?"), false, output_table_cell(&t, i + 1, 1), OUTPUT_CELL);
+                output_escape(cipher, false, output_table_cell(&t, i + 1, 2), OUTPUT_CELL);
+                output_escape(output_get_string(p, "key_fingerprint", NULL), false, output_table_cell(&t, i + 1, 3),
+                              OUTPUT_CELL);
+                output_verified_cell(v, output_table_cell(&t, i + 1, 4), OUTPUT_CELL);
+                *any_random |= cipher != NULL;
+        }
+        printf("  Passes:\n");
+        output_table_print(&t, "    ");
+        output_table_done(&t);
+
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *p = json_object_array_get_idx(passes, i);
+                const char *key = output_get_string(p, "key", NULL);
+                char label[32];
+
+                if (!key)
+                        continue;
+                *any_key = true;
+                snprintf(label, sizeof(label), "Key of pass %" PRId64 ":", output_get_int(p, "pass", (int64_t) i + 1));
+                printf("  %-15s%s\n", label, key);
+        }
+        /* Earlier passes were overwritten by later ones: only the last is on the device. */
+        last = json_object_array_get_idx(passes, n - 1);
+        pattern = output_get_string(last, "pattern", "?");
+        json_object_object_get_ex(last, "verified", &verified);
+        /* A verified pass was written whole, even when its job then failed in verification. */
+        complete = strcmp(state, "done") == 0 || (verified && json_object_is_type(verified, json_type_object));
+        if (strcmp(pattern, "random") == 0 && !output_get_string(last, "key", NULL))
+                ; /* no key, no command: the note at the end says how to get both */
+        else if (!complete)
+                printf("  Check:         none: the job %s %s before its last pass was complete\n",
+                       output_state_ended(state) ? "ended" : "is", state);
+        else {
+                printf("  Check:         ");
+                if (strcmp(pattern, "random") == 0 ? !output_check_random(output_get_string(last, "cipher", NULL),
+                                                                          output_get_string(last, "key", NULL), size, device)
+                                                   : !output_check_pattern(pattern, size, device))
+                        printf("none: no command for pass %s of %s\n", pattern, output_get_string(last, "cipher", "-"));
+        }
+        /* The last pass's mismatches are in the Verification section; an earlier pass (--verify all)
+         * fails its job and says so here. */
+        for (size_t i = 0; i + 1 < n; i++) {
+                struct json_object *v = NULL;
+                char label[32];
+
+                if (!json_object_object_get_ex(json_object_array_get_idx(passes, i), "verified", &v) ||
+                    output_get_int(v, "mismatched_sectors", 0) <= 0)
+                        continue;
+                snprintf(label, sizeof(label), "  Pass %zu:", i + 1);
+                output_mismatches(v, label, 17, sector);
+        }
+}
+
+/* What a verification mode reads, in words. */
+static const char *output_mode_explained(const char *mode) {
+        if (strcmp(mode, "sample") == 0)
+                return "NIST SP 800-88: pseudo-random samples, at least 2 in\n"
+                       "                 each subsection, and the first and last sectors";
+        if (strcmp(mode, "last") == 0)
+                return "every byte read back after the last pass";
+        if (strcmp(mode, "all") == 0)
+                return "every byte read back after every pass";
+        if (strcmp(mode, "none") == 0)
+                return "nothing read back";
+        return NULL;
+}
+
+/* The runs of the last pass's verification as a table: when, mode, seed, coverage, result. */
+static void output_report_runs(struct json_object *runs) {
+        static const char *const header[] = { "WHEN", "MODE", "SEED", "COVERAGE", "RESULT", "MISMATCHED" };
+        static const bool right[] = { false, false, true, true, false, true };
+        size_t n = runs && json_object_is_type(runs, json_type_array) ? json_object_array_length(runs) : 0;
+        struct output_table t = {};
+
+        if (n == 0) {
+                printf("    Runs:        none\n");
+                return;
+        }
+        if (output_table_init(&t, header, right, sizeof(header) / sizeof(header[0]), n) < 0) {
+                output_table_done(&t);
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *r = json_object_array_get_idx(runs, i);
+                const char *mode = output_get_string(r, "mode", "?");
+                char size[32];
+
+                output_time(r, "at", output_table_cell(&t, i + 1, 0), OUTPUT_CELL);
+                output_verify_mode(r, output_table_cell(&t, i + 1, 1), OUTPUT_CELL);
+                if (strcmp(mode, "sample") == 0)
+                        snprintf(output_table_cell(&t, i + 1, 2), OUTPUT_CELL, "%" PRIu64, output_get_u64(r, "seed", 0));
+                else
+                        snprintf(output_table_cell(&t, i + 1, 2), OUTPUT_CELL, "-");
+                snprintf(output_table_cell(&t, i + 1, 3), OUTPUT_CELL, "%s (%.2f%%)",
+                         units_size(size, sizeof(size), (uint64_t) output_get_int(r, "coverage_bytes", 0)),
+                         output_get_double(r, "coverage_percent", 0));
+                output_escape(output_get_string(r, "result", "?"), false, output_table_cell(&t, i + 1, 4), OUTPUT_CELL);
+                snprintf(output_table_cell(&t, i + 1, 5), OUTPUT_CELL, "%" PRId64,
+                         output_get_int(r, "mismatched_sectors", 0));
+        }
+        printf("    Runs:\n");
+        output_table_print(&t, "      ");
+        output_table_done(&t);
+}
+
+/* The Verification section: the latest verification of the last pass, and every run of it. */
+static void output_report_verification(struct json_object *rep) {
+        struct json_object *v = NULL, *runs = NULL;
+        int64_t sector = output_get_int(rep, "sector_size", 0), bytes;
+        const char *mode, *why;
+        char a[64];
+
+        /* Reports of daemons that did not verify have no such section. */
+        if (!json_object_object_get_ex(rep, "verification", &v) || !json_object_is_type(v, json_type_object))
+                return;
+        mode = output_get_string(v, "mode", "?");
+        why = output_mode_explained(mode);
+        printf("  Verification (of the last pass):\n");
+        printf("    Mode:        %s%s%s%s\n", output_verify_mode(v, a, sizeof(a)), why ? " (" : "", why ? why : "",
+               why ? ")" : "");
+        if (strcmp(mode, "sample") == 0) {
+                printf("    Seed:        %" PRIu64 "\n", output_get_u64(v, "seed", 0));
+                printf("    Subsections: %" PRId64 "\n", output_get_int(v, "subsections", 0));
+        }
+        bytes = output_get_int(v, "coverage_bytes", 0);
+        printf("    Coverage:    %s (%" PRId64 " bytes), %.2f%% of the device\n",
+               units_size(a, sizeof(a), (uint64_t) (bytes > 0 ? bytes : 0)), bytes,
+               output_get_double(v, "coverage_percent", 0));
+        printf("    Result:      %s\n", output_get_string(v, "result", "?"));
+        if (output_get_int(v, "mismatched_sectors", 0) > 0)
+                output_mismatches(v, "    Mismatches:", 17, sector);
+        else if (strcmp(output_get_string(v, "result", ""), "not run") != 0)
+                printf("    Mismatches:  none\n");
+        json_object_object_get_ex(v, "runs", &runs);
+        output_report_runs(runs);
+}
+
+/* The report's view of the device: its identity when the job started, the signatures found on it
+ * then, and those a fresh probe found after the wipe. */
+static void output_report_device(struct json_object *rep) {
+        struct json_object *identity = NULL, *before = NULL, *after = NULL;
+
+        if (json_object_object_get_ex(rep, "identity", &identity) && json_object_is_type(identity, json_type_object)) {
+                printf("  Identity at submission:\n");
+                output_identity_text(identity, "    ", 13);
+        }
+        if (json_object_object_get_ex(rep, "signatures_before", &before) && json_object_is_type(before, json_type_array)) {
+                if (json_object_array_length(before) == 0)
+                        printf("  Signatures before: none found\n");
+                else {
+                        printf("  Signatures before:\n");
+                        output_signatures_text(before, "    ");
+                }
+        }
+        /* Reports written before the daemon probed have neither field: say nothing. */
+        if (!json_object_object_get_ex(rep, "signatures_after", &after))
+                return;
+        if (!after)
+                printf("  Signatures after:  not checked (the job did not end done)\n");
+        else if (!json_object_is_type(after, json_type_array))
+                printf("  Signatures after:  not checked\n");
+        else if (json_object_array_length(after) == 0)
+                printf("  Signatures after:  none found (fresh libblkid probe after the wipe)\n");
+        else {
+                printf("  Signatures after (fresh libblkid probe after the wipe):\n");
+                output_signatures_text(after, "    ");
+        }
+}
+
+void output_report_text(struct json_object *rep) {
+        const char *device = output_get_string(rep, "device", "?");
+        const char *state = output_get_string(rep, "state", "?");
+        int64_t size = output_device_size(rep);
+        int64_t written = output_get_int(rep, "bytes_written", -1);
+        struct json_object *passes = NULL, *list = NULL;
+        bool any_random = false, any_key = false;
+        double duration;
+        char a[64], b[64], err[1024], summary[512];
+        size_t n = 0;
+
+        if (json_object_object_get_ex(rep, "passes", &passes) && json_object_is_type(passes, json_type_array))
+                n = json_object_array_length(passes);
+        /* Older reports have no "pass_list"; their passes name their patterns. */
+        if (!json_object_object_get_ex(rep, "pass_list", &list) || !json_object_is_type(list, json_type_array))
+                list = passes;
+        /* Without "size" or an identity, bytes_total was the size: one pass, no verification. */
+        if (size < 0)
+                size = output_get_int(rep, "bytes_total", -1);
+
+        printf("Wipe report for job %" PRId64 "\n", output_get_int(rep, "job", -1));
+        printf("  Device:        %s\n", output_escape(device, false, err, sizeof(err)));
+        printf("  State:         %s\n", state);
+        n = list ? json_object_array_length(list) : n;
+        printf("  Method:        %s (%zu pass%s: %s)\n", output_get_string(rep, "method", "?"), n, n == 1 ? "" : "es",
+               output_pass_summary_json(list, 60, summary, sizeof(summary)));
+        if (size >= 0)
+                printf("  Size:          %s (%" PRId64 " bytes, %" PRId64 "-byte sectors)\n",
+                       units_size(a, sizeof(a), (uint64_t) size), size, output_get_int(rep, "sector_size", 0));
+        if (written >= 0)
+                printf("  Written:       %s (%" PRId64 " bytes, all passes)\n", units_size(a, sizeof(a), (uint64_t) written),
+                       written);
+        printf("  Started:       %s\n", output_time(rep, "started_at", a, sizeof(a)));
+        printf("  Ended:         %s\n", output_time(rep, "ended_at", a, sizeof(a)));
+        duration = output_get_double(rep, "duration_s", -1);
+        /* Short wipes happen (small devices): keep their fraction of a second. */
+        if (duration >= 0 && duration < 60)
+                printf("  Duration:      %.2fs\n", duration);
+        else
+                printf("  Duration:      %s\n", units_duration(a, sizeof(a), (int64_t) duration));
+        printf("  Average rate:  %s\n", units_rate(b, sizeof(b), output_get_double(rep, "avg_rate_bps", 0)));
+        printf("  Tool:          %s\n", output_get_string(rep, "tool", "?"));
+        if (output_error_line(rep, err, sizeof(err)))
+                printf("  Error:         %s\n", err);
+
+        if (passes && json_object_array_length(passes) > 0)
+                output_report_passes(rep, passes, size, &any_random, &any_key);
+        output_report_verification(rep);
+        output_report_device(rep);
+        if (any_random && !any_key)
+                printf("Keys are not shown; \"wipectl report --keys %" PRId64 "\" (as root) prints them and, when the\n"
+                       "last pass is random, the openssl command that checks the device.\n",
+                       output_get_int(rep, "job", -1));
+}
