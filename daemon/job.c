@@ -405,36 +405,40 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
 
 /* End the job in state s (once per run; later calls do nothing). Closes the device. */
 static void job_finish(struct job *job, enum job_state s) {
+        enum verify_mode run_verify;
+        bool reverify;
         char b[64];
 
         if (atomic_exchange(&job->finished, true))
                 return;
         pthread_mutex_lock(&job->lock);
+        /* Read under the lock: once the state is final, a new verify may change them. */
+        reverify = job->reverify;
+        run_verify = job->run_verify;
         job->state = s;
         job->ended_at = now_realtime();
-        if (!job->reverify) {
+        if (!reverify) {
                 job->wipe_ended = job->ended_at;
                 job->wipe_work = atomic_load(&job->bytes_done);
         }
         /* The old partitions are gone from the disk: let the kernel forget them too (best effort;
          * it fails harmlessly on devices without partitions or with one in use). */
-        if (job->fd >= 0 && s == JOB_DONE && !job->reverify)
+        if (job->fd >= 0 && s == JOB_DONE && !reverify)
                 (void) ioctl(job->fd, BLKRRPART, 0);
         if (job->fd >= 0) {
                 close(job->fd);
                 job->fd = -1;
         }
         pthread_mutex_unlock(&job->lock);
-        if (s == JOB_DONE && job->reverify)
+        if (s == JOB_DONE && reverify)
                 log_info("job %" PRIu64 ": %s: verified again (%s): passed", job->id, job->info.node,
-                         verify_mode_name(job->run_verify));
+                         verify_mode_name(run_verify));
         else if (s == JOB_DONE)
                 log_info("job %" PRIu64 ": %s: done: %s, %u passes written and flushed, verification %s", job->id,
                          job->info.node, units_size(b, sizeof(b), job->info.size), job->n_passes,
                          verify_mode_name(job->verify));
         else
-                log_info("job %" PRIu64 ": %s: %s after %" PRIu64 " bytes", job->id, job->info.node,
-                         job_state_name(s), (uint64_t) atomic_load(&job->bytes_done));
+                log_info("job %" PRIu64 ": %s: %s", job->id, job->info.node, job_state_name(s));
 }
 
 void job_fail(struct job *job, int error, const char *fmt, ...) {
