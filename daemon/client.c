@@ -109,6 +109,18 @@ static struct json_object *op_version(struct request_ctx *c) {
         return r;
 }
 
+/* The "devices" field: true with the borrowed strings in *ret (free the array), or false with an
+ * error reply (NULL on ENOMEM) in *reply. */
+static bool request_devices(struct request_ctx *c, const char ***ret, size_t *n, struct json_object **reply) {
+        int k = protocol_get_string_array(c->req->obj, "devices", PROTOCOL_DEVICES_MAX, ret, n);
+
+        if (k == 0)
+                return true;
+        *reply = k == -ENOENT ? bad_field(c, "devices", "is required") :
+                 k == -ENOMEM ? NULL : bad_field(c, "devices", "must be an array of 1 to 256 device paths");
+        return false;
+}
+
 /* The verify mode and seed fields of a submit or verify request, into rq. NULL or an error reply. */
 static struct json_object *parse_verify(struct request_ctx *c, struct job_request *rq, bool *given) {
         const char *s;
@@ -153,13 +165,8 @@ static struct json_object *op_submit(struct request_ctx *c) {
 
         if ((r = check_fields(c, fields)))
                 return r;
-        k = protocol_get_string_array(c->req->obj, "devices", PROTOCOL_DEVICES_MAX, &devices, &n);
-        if (k == -ENOENT)
-                return bad_field(c, "devices", "is required");
-        if (k == -ENOMEM)
-                return NULL;
-        if (k < 0)
-                return bad_field(c, "devices", "must be an array of 1 to 256 device paths");
+        if (!request_devices(c, &devices, &n, &r))
+                return r;
         k = protocol_get_string(c->req->obj, "cipher", &s);
         if (k == 0 && keystream_cipher_from_name(s, &rq.cipher) < 0)
                 return protocol_reply_error(c->req->id, -EINVAL, "submit: unknown cipher \"%.64s\" (auto, aes-128-ctr, chacha20)", s);
@@ -389,13 +396,8 @@ static struct json_object *op_probe(struct request_ctx *c) {
 
         if ((r = check_fields(c, fields)))
                 return r;
-        k = protocol_get_string_array(c->req->obj, "devices", PROTOCOL_DEVICES_MAX, &devices, &n);
-        if (k == -ENOENT)
-                return bad_field(c, "devices", "is required");
-        if (k == -ENOMEM)
-                return NULL;
-        if (k < 0)
-                return bad_field(c, "devices", "must be an array of 1 to 256 device paths");
+        if (!request_devices(c, &devices, &n, &r))
+                return r;
         r = protocol_reply_new(c->req->id);
         arr = json_object_new_array();
         if (!r || !arr) {
