@@ -64,7 +64,7 @@ int units_parse_size(const char *s, uint64_t *ret) {
         if (end == s)
                 return -EINVAL;
         if (*end) {
-                p = strchr(suffixes, *end & ~0x20);
+                p = (*end >= 'a' && *end <= 'z') || (*end >= 'A' && *end <= 'Z') ? strchr(suffixes, *end & ~0x20) : NULL;
                 if (!p)
                         return -EINVAL;
                 shift = 10 * (unsigned) (p - suffixes + 1);

@@ -16,52 +16,25 @@
 struct request_ctx {
         struct pool *pool;
         const struct protocol_request *req;
-        uid_t uid;
-        gid_t gid;
-        pid_t pid;
+        const struct peer *peer;
 };
 
 typedef struct json_object *(*op_handler)(struct request_ctx *c);
 
-/* Whether gid is among the supplementary groups of process pid (from /proc; the peer may have
- * gone, then it is not). */
-static bool pid_in_group(pid_t pid, gid_t gid) {
-        char path[64], line[4096];
-        bool found = false;
-        FILE *f;
-
-        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
-        f = fopen(path, "re");
-        if (!f)
-                return false;
-        while (fgets(line, sizeof(line), f))
-                if (strncmp(line, "Groups:", 7) == 0) {
-                        char *p = line + 7, *end;
-
-                        for (;;) {
-                                unsigned long g = strtoul(p, &end, 10);
-
-                                if (end == p)
-                                        break;
-                                if ((gid_t) g == gid)
-                                        found = true;
-                                p = end;
-                        }
-                        break;
-                }
-        fclose(f);
-        return found;
-}
-
 static bool client_privileged(const struct request_ctx *c) {
         struct group *g;
 
-        if (c->uid == 0)
+        if (c->peer->uid == 0)
                 return true;
         g = getgrnam(WIPED_GROUP);
         if (!g)
                 return false;
-        return c->gid == g->gr_gid || pid_in_group(c->pid, g->gr_gid);
+        if (c->peer->gid == g->gr_gid)
+                return true;
+        for (int i = 0; i < c->peer->n_groups; i++)
+                if (c->peer->groups[i] == g->gr_gid)
+                        return true;
+        return false;
 }
 
 /* Reject fields the operation does not know, so that a typo is an error, not a default. */
@@ -104,7 +77,7 @@ static struct json_object *op_version(struct request_ctx *c) {
         json_object_object_add(r, "ciphers", ciphers);
         json_object_object_add(r, "threads", json_object_new_int((int) pool_threads(c->pool)));
         json_object_object_add(r, "io_size", json_object_new_int64(pool_io_size(c->pool)));
-        json_object_object_add(r, "queue_depth", json_object_new_int(WIPED_QUEUE_DEPTH));
+        json_object_object_add(r, "queue_depth", json_object_new_int((int) pool_queue_depth(c->pool)));
         json_object_object_add(r, "buffer_memory", json_object_new_uint64(pool_memory(c->pool)));
         return r;
 }
@@ -216,7 +189,7 @@ static struct json_object *op_submit(struct request_ctx *c) {
                 return NULL;
         k = job_submit(c->pool, devices, n, &rq, jobs, err, sizeof(err));
         if (k < 0) {
-                log_warning("submit from uid %u refused: %s", (unsigned) c->uid, err);
+                log_warning("submit from uid %u refused: %s", (unsigned) c->peer->uid, err);
                 return protocol_reply_error(c->req->id, k, "%s", err);
         }
 
@@ -336,7 +309,7 @@ static struct json_object *op_report(struct request_ctx *c) {
         k = protocol_get_bool(c->req->obj, "keys", &keys);
         if (k == -EINVAL)
                 return bad_field(c, "keys", "must be true or false");
-        if (keys && c->uid != 0)
+        if (keys && c->peer->uid != 0)
                 return protocol_reply_error(c->req->id, -EPERM, "report: permission denied: keys are for root only");
         job = request_job(c, &r);
         if (!job)
@@ -345,7 +318,7 @@ static struct json_object *op_report(struct request_ctx *c) {
         if (r)
                 json_object_object_add(r, "report", job_report_json(job, keys));
         if (keys)
-                log_info("job %" PRIu64 ": keys disclosed to uid %u (pid %d)", job->id, (unsigned) c->uid, (int) c->pid);
+                log_info("job %" PRIu64 ": keys disclosed to uid %u (pid %d)", job->id, (unsigned) c->peer->uid, (int) c->peer->pid);
         return r;
 }
 
@@ -378,7 +351,7 @@ static struct json_object *op_verify(struct request_ctx *c) {
                 return bad_field(c, "seed", "only goes with sample verification");
         k = job_verify_again(job, rq.verify, rq.verify_percent, rq.have_seed, rq.seed, err, sizeof(err));
         if (k < 0) {
-                log_warning("job %" PRIu64 ": verify from uid %u refused: %s", job->id, (unsigned) c->uid, err);
+                log_warning("job %" PRIu64 ": verify from uid %u refused: %s", job->id, (unsigned) c->peer->uid, err);
                 return protocol_reply_error(c->req->id, k, "%s", err);
         }
         r = protocol_reply_new(c->req->id);
@@ -432,9 +405,9 @@ static const op_handler handlers[_PROTOCOL_OP_MAX] = {
         [PROTOCOL_OP_VERIFY] = op_verify,
 };
 
-struct json_object *client_handle(struct pool *pool, uid_t uid, gid_t gid, pid_t pid, const char *line, size_t len) {
+struct json_object *client_handle(struct pool *pool, const struct peer *peer, const char *line, size_t len) {
         struct protocol_request req;
-        struct request_ctx c = { .pool = pool, .req = &req, .uid = uid, .gid = gid, .pid = pid };
+        struct request_ctx c = { .pool = pool, .req = &req, .peer = peer };
         struct json_object *reply;
         const char *err;
         int r;

@@ -158,6 +158,7 @@ struct stage {
 /* The work a worker claims: extents of one stage of one job, and how far it got. */
 struct job_unit {
         struct job *job;
+        unsigned run;                   /* the job's run generation when claimed */
         enum stage_kind kind;
         const struct job_pass *pass;
         unsigned pass_index;
@@ -175,6 +176,7 @@ struct job {
         int fd;                         /* open while the job runs; -1 after it ended */
         struct pool *pool;
         struct chunk_plan plan;
+        uint32_t piece;                 /* bytes per I/O: the pool's I/O size in whole plan sectors */
         enum keystream_cipher cipher;   /* of every random pass; resolved, never AUTO */
         char *method;                   /* a method's name, or "custom" */
         struct job_pass *passes;
@@ -190,7 +192,7 @@ struct job {
 
         /* Changed only when no unit of the job is held (under the pool lock, see pool_claim). */
         atomic_uint stage_index;        /* index of the current stage */
-        uint64_t stage_units;           /* units of the current stage */
+        atomic_uint_fast64_t stage_units; /* units of the current stage */
         uint64_t work_total;            /* bytes to write and read over all stages of this run */
 
         /* Shared with the workers (lock-free). */
@@ -200,7 +202,8 @@ struct job {
         atomic_uint_fast64_t bytes_written; /* over all passes */
         atomic_uint active_chunks;         /* units claimed and not yet released */
         atomic_bool abort;                 /* cancel, failure or shutdown: claim nothing more */
-        atomic_bool finished;              /* job_finish() ran (exactly once per run) */
+        atomic_bool finished;              /* job_finish() ran (exactly once per run; set under lock) */
+        atomic_uint run;                   /* run generation: bumped by a later verify (under lock) */
 
         /* Protected by lock. */
         pthread_mutex_t lock;
@@ -268,7 +271,7 @@ void job_verify_mismatch(struct job *job, uint64_t offset);
 bool job_claim_unit(struct job *job, struct job_unit *u);
 /* Called by a worker after releasing a unit: advances the job to its next stage, or ends it,
  * when the stage is complete or the job aborted. */
-void job_release_chunk(struct job *job, bool completed);
+void job_release_chunk(struct job *job, bool completed, unsigned run);
 /* Shutdown: every unfinished job stops and ends interrupted (now, or when its workers release
  * their chunks). Call before pool_free() and again after it. */
 void job_interrupt_all(void);
@@ -296,6 +299,7 @@ void pool_unlock(struct pool *pool);
 void pool_free(struct pool *pool);
 unsigned pool_threads(struct pool *pool);
 uint32_t pool_io_size(struct pool *pool);
+unsigned pool_queue_depth(struct pool *pool);
 uint64_t pool_memory(struct pool *pool);
 
 /* server.c */
@@ -308,7 +312,16 @@ struct server_config {
 int server_run(int listen_fd, struct pool *pool);
 
 /* client.c */
-struct client;
-/* Handle one request line from a client with peer credentials; returns the reply (never NULL
- * unless out of memory). */
-struct json_object *client_handle(struct pool *pool, uid_t uid, gid_t gid, pid_t pid, const char *line, size_t len);
+#define PEER_GROUPS_MAX 256
+
+/* Who is at the other end of a connection, as the kernel told us at accept time. */
+struct peer {
+        uid_t uid;
+        gid_t gid;
+        pid_t pid;                      /* for messages only: it may have gone or been reused */
+        gid_t groups[PEER_GROUPS_MAX];  /* supplementary groups (SO_PEERGROUPS) */
+        int n_groups;
+};
+
+/* Handle one request line from a peer; returns the reply (never NULL unless out of memory). */
+struct json_object *client_handle(struct pool *pool, const struct peer *peer, const char *line, size_t len);

@@ -213,9 +213,9 @@ static void job_stage_enter(struct job *job, unsigned i) {
         const struct stage *st = &job->stages[i];
 
         atomic_store(&job->stage_index, i);
-        job->stage_units = st->kind == STAGE_VERIFY && st->sampled ?
-                (job->sample.n_extents + SAMPLE_EXTENTS_PER_UNIT - 1) / SAMPLE_EXTENTS_PER_UNIT :
-                job->plan.n_chunks;
+        atomic_store(&job->stage_units, st->kind == STAGE_VERIFY && st->sampled ?
+                     (job->sample.n_extents + SAMPLE_EXTENTS_PER_UNIT - 1) / SAMPLE_EXTENTS_PER_UNIT :
+                     job->plan.n_chunks);
         atomic_store(&job->next_unit, 0);
         atomic_store(&job->units_done, 0);
         if (st->kind == STAGE_VERIFY) {
@@ -243,11 +243,12 @@ bool job_claim_unit(struct job *job, struct job_unit *u) {
         if (atomic_load(&job->abort))
                 return false;
         c = atomic_fetch_add(&job->next_unit, 1);
-        if (c >= job->stage_units)
+        if (c >= atomic_load(&job->stage_units))
                 return false;
         st = &job->stages[atomic_load(&job->stage_index)];
         *u = (struct job_unit) {
                 .job = job,
+                .run = atomic_load(&job->run),
                 .kind = st->kind,
                 .pass = &job->passes[st->pass],
                 .pass_index = st->pass,
@@ -318,6 +319,10 @@ static struct job *job_new(const char *device, struct device_probe *probe, const
             io_size % job->info.physical_sector == 0 && job->info.size % job->info.physical_sector == 0)
                 unit = job->info.physical_sector;
         *r = chunk_plan_init(&job->plan, job->info.size, unit, 0, io_size);
+        /* Every I/O is whole sectors of the plan, and fits the pool's buffers. */
+        job->piece = io_size / unit * unit;
+        if (*r == 0 && job->piece == 0)
+                *r = -EINVAL;
         if (*r == 0 && job->verify == VERIFY_SAMPLE)
                 *r = job_plan_sample(job, rq->verify_percent, rq->have_seed, rq->seed);
         if (*r == 0)
@@ -403,16 +408,21 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
         return 0;
 }
 
-/* End the job in state s (once per run; later calls do nothing). Closes the device. */
-static void job_finish(struct job *job, enum job_state s) {
+/* End run `run` of the job in state s (once per run; later calls, and calls for an older run,
+ * do nothing). Closes the device. */
+static void job_finish(struct job *job, enum job_state s, unsigned run) {
         enum verify_mode run_verify;
         bool reverify;
+        int fd;
         char b[64];
 
-        if (atomic_exchange(&job->finished, true))
-                return;
         pthread_mutex_lock(&job->lock);
-        /* Read under the lock: once the state is final, a new verify may change them. */
+        /* Checked under the lock: a later verify bumps the run and clears finished under it too. */
+        if (atomic_load(&job->run) != run || atomic_load(&job->finished)) {
+                pthread_mutex_unlock(&job->lock);
+                return;
+        }
+        atomic_store(&job->finished, true);
         reverify = job->reverify;
         run_verify = job->run_verify;
         job->state = s;
@@ -421,15 +431,17 @@ static void job_finish(struct job *job, enum job_state s) {
                 job->wipe_ended = job->ended_at;
                 job->wipe_work = atomic_load(&job->bytes_done);
         }
-        /* The old partitions are gone from the disk: let the kernel forget them too (best effort;
-         * it fails harmlessly on devices without partitions or with one in use). */
-        if (job->fd >= 0 && s == JOB_DONE && !reverify)
-                (void) ioctl(job->fd, BLKRRPART, 0);
-        if (job->fd >= 0) {
-                close(job->fd);
-                job->fd = -1;
-        }
+        fd = job->fd;
+        job->fd = -1;
         pthread_mutex_unlock(&job->lock);
+
+        /* The old partitions are gone from the disk: let the kernel forget them too (best effort;
+         * it fails harmlessly on devices without partitions or with one in use). Outside the
+         * lock: status requests must not wait for the device. */
+        if (fd >= 0 && s == JOB_DONE && !reverify)
+                (void) ioctl(fd, BLKRRPART, 0);
+        if (fd >= 0)
+                close(fd);
         if (s == JOB_DONE && reverify)
                 log_info("job %" PRIu64 ": %s: verified again (%s): passed", job->id, job->info.node,
                          verify_mode_name(run_verify));
@@ -460,13 +472,13 @@ void job_fail(struct job *job, int error, const char *fmt, ...) {
         atomic_store(&job->abort, true);
 }
 
-static void job_end_aborted(struct job *job) {
+static void job_end_aborted(struct job *job, unsigned run) {
         enum job_state s;
 
         pthread_mutex_lock(&job->lock);
         s = job->abort_state;
         pthread_mutex_unlock(&job->lock);
-        job_finish(job, s);
+        job_finish(job, s, run);
 }
 
 void job_verify_mismatch(struct job *job, uint64_t offset) {
@@ -491,7 +503,12 @@ void job_verify_mismatch(struct job *job, uint64_t offset) {
 static void job_probe_after(struct job *job) {
         struct device_signature *sigs = NULL;
         size_t n = 0;
-        int r = device_signatures_read(job->info.node, &sigs, &n);
+        char path[64];
+        int r;
+
+        /* Through the job's own descriptor: the same device, even if its name moved meanwhile. */
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", job->fd);
+        r = device_signatures_read(path, &sigs, &n);
 
         if (r < 0) {
                 log_warning("job %" PRIu64 ": %s: cannot probe after the wipe: %s", job->id, job->info.node, strerror(-r));
@@ -555,10 +572,12 @@ static void job_stage_end(struct job *job) {
                          st->pass + 1, verify_mode_name(p->verified.mode), p->verified.coverage);
 }
 
-void job_release_chunk(struct job *job, bool completed) {
-        uint64_t done = completed ? atomic_fetch_add(&job->units_done, 1) + 1 : atomic_load(&job->units_done);
+void job_release_chunk(struct job *job, bool completed, unsigned run) {
+        /* Read before this unit counts as done: until then the stage cannot change under us. */
+        uint64_t units = atomic_load(&job->stage_units);
+        uint64_t done = completed ? atomic_fetch_add(&job->units_done, 1) + 1 : 0;
 
-        if (completed && done == job->stage_units && !atomic_load(&job->abort)) {
+        if (completed && done == units && !atomic_load(&job->abort)) {
                 /* This unit is still held, so a concurrent cancel cannot end the job (and close the
                  * device) under the flush or the move to the next stage. */
                 job_stage_end(job);
@@ -568,12 +587,12 @@ void job_release_chunk(struct job *job, bool completed) {
                                 pool_add_job(job->pool, job);
                         } else {
                                 job_probe_after(job);
-                                job_finish(job, JOB_DONE);
+                                job_finish(job, JOB_DONE, run);
                         }
                 }
         }
         if (atomic_fetch_sub(&job->active_chunks, 1) == 1 && atomic_load(&job->abort))
-                job_end_aborted(job);
+                job_end_aborted(job, run);
 }
 
 int job_cancel(struct job *job) {
@@ -588,7 +607,7 @@ int job_cancel(struct job *job) {
         /* Seen after abort was set: if no unit is held, nobody else will end the job.
          * A worker claiming concurrently counts itself in before it checks abort. */
         if (atomic_load(&job->active_chunks) == 0)
-                job_end_aborted(job);
+                job_end_aborted(job, atomic_load(&job->run));
         return 0;
 }
 
@@ -687,7 +706,11 @@ int job_verify_again(struct job *job, enum verify_mode mode, double percent, boo
         job->work_total = stage_bytes(job, &job->stages[0]);
         atomic_store(&job->bytes_done, 0);
         atomic_store(&job->abort, false);
+        /* A new run: a worker still ending the old one must not end this one. */
+        pthread_mutex_lock(&job->lock);
+        atomic_fetch_add(&job->run, 1);
         atomic_store(&job->finished, false);
+        pthread_mutex_unlock(&job->lock);
         job_stage_enter(job, 0);
         pool_unlock(job->pool);
         log_info("job %" PRIu64 ": %s: verifying pass %u again (%s)", job->id, job->info.node, job->n_passes,
@@ -707,7 +730,7 @@ void job_interrupt_all(void) {
                 atomic_store(&j->abort, true);
                 /* Jobs with units in flight end when their workers release them. */
                 if (atomic_load(&j->active_chunks) == 0)
-                        job_end_aborted(j);
+                        job_end_aborted(j, atomic_load(&j->run));
         }
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -125,15 +126,19 @@ static int state_dir_lock(const char *dir) {
         int fd;
 
         if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-                log_error("%s: cannot create state directory: %s", dir, strerror(errno));
-                return -errno;
+                int e = errno;
+
+                log_error("%s: cannot create state directory: %s", dir, strerror(e));
+                return -e;
         }
         if (asprintf(&path, "%s/wiped.lock", dir) < 0)
                 return -ENOMEM;
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
         if (fd < 0) {
-                log_error("%s: %s", path, strerror(errno));
-                return -errno;
+                int e = errno;
+
+                log_error("%s: %s", path, strerror(e));
+                return -e;
         }
         if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
                 int e = errno;
@@ -191,8 +196,10 @@ static int socket_open(const char *path, bool *made) {
                 unlink(path);
         }
         if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
-                log_error("%s: bind: %s", path, strerror(errno));
-                return -errno;
+                int e = errno;
+
+                log_error("%s: bind: %s", path, strerror(e));
+                return -e;
         }
         *made = true;
         g = getgrnam(WIPED_GROUP);
@@ -283,6 +290,15 @@ int main(int argc, char **argv) {
         pthread_sigmask(SIG_BLOCK, &mask, NULL);
         signal(SIGPIPE, SIG_IGN);
         umask(0077);
+        /* One descriptor per client and per running job: take the hard limit. */
+        {
+                struct rlimit rl;
+
+                if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+                        rl.rlim_cur = rl.rlim_max;
+                        (void) setrlimit(RLIMIT_NOFILE, &rl);
+                }
+        }
 
         lock_fd = state_dir_lock(o.state_dir);
         if (lock_fd < 0)

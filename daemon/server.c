@@ -21,16 +21,14 @@
 
 struct conn {
         int fd;
-        uid_t uid;
-        gid_t gid;
-        pid_t pid;
+        struct peer peer;               /* credentials at accept time */
+        uint32_t events;                /* the epoll mask registered */
         char *in;                       /* bytes read, not yet a whole line */
         size_t in_len, in_cap;
         char *out;                      /* reply bytes not yet written */
         size_t out_len, out_off;
         bool eof;                       /* peer closed its side: close once out is written */
         bool drop;                      /* close now (error, or too much unread output) */
-        bool want_out;                  /* EPOLLOUT registered */
         struct conn *prev, *next;       /* all connections, to close them at exit */
 };
 
@@ -60,8 +58,12 @@ static void conn_free(int ep, struct conn *c) {
 static int conn_append(struct conn *c, const char *data, size_t len) {
         if (c->out_len - c->out_off + len > WIPED_REPLY_BACKLOG_MAX)
                 return -ENOBUFS;
-        if (c->out_off > 0 && c->out_off == c->out_len)
-                c->out_off = c->out_len = 0;
+        if (c->out_off > 0 && c->out_off * 2 >= c->out_len) {
+                /* Drop what was sent, so that a steady reader keeps the buffer small. */
+                memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
+                c->out_len -= c->out_off;
+                c->out_off = 0;
+        }
         {
                 char *n = realloc(c->out, c->out_len + len);
 
@@ -88,6 +90,19 @@ static void conn_reply(struct conn *c, struct json_object *reply) {
                 c->drop = true;
 }
 
+/* Register what the connection waits for: input until the peer closed its side (or we hung up
+ * on it), output while replies are pending. */
+static void conn_update_events(int ep, struct conn *c) {
+        uint32_t want = (c->eof ? 0 : EPOLLIN | EPOLLRDHUP) | (c->out_off < c->out_len ? EPOLLOUT : 0);
+
+        if (want != c->events) {
+                struct epoll_event ev = { .events = want, .data.ptr = c };
+
+                epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &ev);
+                c->events = want;
+        }
+}
+
 static void conn_flush(int ep, struct conn *c) {
         while (c->out_off < c->out_len) {
                 ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -100,13 +115,7 @@ static void conn_flush(int ep, struct conn *c) {
                 }
                 c->out_off += (size_t) n;
         }
-        bool pending = c->out_off < c->out_len;
-        if (pending != c->want_out) {
-                struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP | (pending ? EPOLLOUT : 0), .data.ptr = c };
-
-                epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &ev);
-                c->want_out = pending;
-        }
+        conn_update_events(ep, c);
 }
 
 static void conn_process_lines(struct conn *c, struct pool *pool) {
@@ -120,7 +129,7 @@ static void conn_process_lines(struct conn *c, struct pool *pool) {
                         break;
                 len = (size_t) (nl - (c->in + start));
                 if (len > 0)
-                        conn_reply(c, client_handle(pool, c->uid, c->gid, c->pid, c->in + start, len));
+                        conn_reply(c, client_handle(pool, &c->peer, c->in + start, len));
                 start += len + 1;
                 if (c->drop)
                         return;
@@ -137,7 +146,7 @@ static void conn_process_lines(struct conn *c, struct pool *pool) {
 }
 
 static void conn_read(int ep, struct conn *c, struct pool *pool) {
-        for (;;) {
+        while (!c->eof && !c->drop) {
                 ssize_t n;
 
                 if (c->in_cap - c->in_len < 4096) {
@@ -168,22 +177,28 @@ static void conn_read(int ep, struct conn *c, struct pool *pool) {
                 }
                 c->in_len += (size_t) n;
                 conn_process_lines(c, pool);
-                if (c->drop || c->eof)
-                        break;
         }
         conn_flush(ep, c);
 }
 
+static bool listen_paused;      /* out of file descriptors: accept again at the next tick */
+
 static void server_accept(int ep, int listen_fd) {
         for (;;) {
                 struct ucred cred;
-                socklen_t sl = sizeof(cred);
+                socklen_t sl = sizeof(cred), gl;
                 struct epoll_event ev;
                 struct conn *c;
                 int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
                 if (fd < 0) {
-                        if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+                        if (errno == EMFILE || errno == ENFILE) {
+                                /* Level-triggered: the socket stays readable. Stop listening for
+                                 * a moment instead of spinning. */
+                                log_warning("accept: %s: pausing new connections", strerror(errno));
+                                epoll_ctl(ep, EPOLL_CTL_DEL, listen_fd, NULL);
+                                listen_paused = true;
+                        } else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
                                 log_warning("accept: %s", strerror(errno));
                         return;
                 }
@@ -199,8 +214,16 @@ static void server_accept(int ep, int listen_fd) {
                         close(fd);
                         continue;
                 }
-                *c = (struct conn) { .fd = fd, .uid = cred.uid, .gid = cred.gid, .pid = cred.pid };
-                ev = (struct epoll_event) { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
+                c->fd = fd;
+                c->peer.uid = cred.uid;
+                c->peer.gid = cred.gid;
+                c->peer.pid = cred.pid;
+                /* The groups as they were at connect time, not read later from a pid. */
+                gl = sizeof(c->peer.groups);
+                if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, c->peer.groups, &gl) == 0)
+                        c->peer.n_groups = (int) (gl / sizeof(gid_t));
+                c->events = EPOLLIN | EPOLLRDHUP;
+                ev = (struct epoll_event) { .events = c->events, .data.ptr = c };
                 if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
                         close(fd);
                         free(c);
@@ -278,9 +301,13 @@ int server_run(int listen_fd, struct pool *pool) {
 
                                 (void) !read(tfd, &ticks, sizeof(ticks));
                                 job_sample_rates();
+                                if (listen_paused && add_fd(ep, listen_fd, &listen_tag) == 0)
+                                        listen_paused = false;
                         } else {
                                 if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
                                         conn_read(ep, c, pool);
+                                if ((evs[i].events & (EPOLLHUP | EPOLLERR)) && c->eof)
+                                        c->drop = true; /* nobody left to read the replies */
                                 if (!c->drop && (evs[i].events & EPOLLOUT))
                                         conn_flush(ep, c);
                                 if (c->drop || (c->eof && c->out_off == c->out_len))

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <liburing.h>
 
 #include "daemon.h"
@@ -75,6 +76,10 @@ unsigned pool_threads(struct pool *pool) {
         return pool->threads;
 }
 
+unsigned pool_queue_depth(struct pool *pool) {
+        return pool->queue_depth;
+}
+
 uint32_t pool_io_size(struct pool *pool) {
         return pool->io_size;
 }
@@ -116,7 +121,7 @@ void pool_add_job(struct pool *pool, struct job *job) {
                         job_fail(job, -ENOMEM, "%s: cannot schedule: out of memory", job->info.node);
                         /* Hold and release a chunk so that the aborted job ends. */
                         atomic_fetch_add(&job->active_chunks, 1);
-                        job_release_chunk(job, false);
+                        job_release_chunk(job, false, atomic_load(&job->run));
                         return;
                 }
                 pool->active = a;
@@ -136,6 +141,7 @@ static struct chunk_work *pool_claim(struct pool *pool) {
         while (pool->n_active > 0 && !atomic_load(&pool->stop)) {
                 size_t i = pool->rr % pool->n_active;
                 struct job *job = pool->active[i];
+                unsigned run = atomic_load(&job->run);
                 struct job_unit u;
 
                 /* Count ourselves in before looking at abort: see job_cancel(). */
@@ -143,7 +149,7 @@ static struct chunk_work *pool_claim(struct pool *pool) {
                 if (!job_claim_unit(job, &u)) {
                         pool->active[i] = pool->active[--pool->n_active];
                         pthread_mutex_unlock(&pool->lock);
-                        job_release_chunk(job, false);
+                        job_release_chunk(job, false, run);
                         pthread_mutex_lock(&pool->lock);
                         continue;
                 }
@@ -152,7 +158,7 @@ static struct chunk_work *pool_claim(struct pool *pool) {
                 if (!cw) {
                         pthread_mutex_unlock(&pool->lock);
                         job_fail(job, -ENOMEM, "%s: out of memory", job->info.node);
-                        job_release_chunk(job, false);
+                        job_release_chunk(job, false, u.run);
                         return NULL;
                 }
                 *cw = (struct chunk_work) { .u = u, .cursor = u.extents[0].offset };
@@ -194,7 +200,7 @@ static void worker_chunk_maybe_release(struct worker *w, struct chunk_work *cw) 
 
         if (cw->pending > 0 || (!unit_exhausted(cw) && !aborted) || cw == w->current)
                 return;
-        job_release_chunk(cw->u.job, unit_exhausted(cw) && !aborted);
+        job_release_chunk(cw->u.job, unit_exhausted(cw) && !aborted, cw->u.run);
         free(cw);
 }
 
@@ -260,7 +266,7 @@ static unsigned worker_fill(struct worker *w) {
                 if (s->cw)
                         continue;
                 while (!w->current || atomic_load(&w->current->u.job->abort) ||
-                       !unit_next_piece(w->current, pool->io_size, &off, &len)) {
+                       !unit_next_piece(w->current, w->current->u.job->piece, &off, &len)) {
                         if (w->current) {
                                 cw = w->current;
                                 w->current = NULL;
@@ -371,19 +377,20 @@ static void worker_reap(struct worker *w) {
         unsigned head, n = 0;
         int r;
 
-        r = io_uring_wait_cqe(&w->ring, &cqe);
+        /* Submits whatever is still queued (a submit that failed earlier, resubmissions) and waits
+         * for a completion: a worker never waits on I/O the kernel has not been given. */
+        r = io_uring_submit_and_wait(&w->ring, 1);
         if (r < 0 && r != -EINTR) {
-                log_error("worker %u: waiting for completions failed: %s", w->index, strerror(-r));
-                return;
+                if (r != -EAGAIN && r != -EBUSY)
+                        log_error("worker %u: io_uring: %s", w->index, strerror(-r));
+                /* Out of resources for now: let completions drain, then try again. */
+                usleep(r == -EAGAIN || r == -EBUSY ? 1000 : 10000);
         }
         io_uring_for_each_cqe(&w->ring, head, cqe) {
                 worker_complete(w, io_uring_cqe_get_data(cqe), cqe->res);
                 n++;
         }
         io_uring_cq_advance(&w->ring, n);
-        /* Resubmissions from completions (short writes, EAGAIN). */
-        if (io_uring_sq_ready(&w->ring) > 0)
-                io_uring_submit(&w->ring);
 }
 
 static bool pool_has_work(struct pool *pool) {
@@ -405,11 +412,16 @@ static void *worker_main(void *arg) {
                         continue;
                 }
                 if (w->current) {
-                        /* Nothing in flight and nothing submitted: the chunk was aborted. */
+                        /* Nothing in flight and nothing submitted: the unit was aborted, or the
+                         * pool is stopping; either way it is given back unfinished. */
                         struct chunk_work *cw = w->current;
 
                         w->current = NULL;
-                        worker_chunk_maybe_release(w, cw);
+                        if (atomic_load(&pool->stop) && !atomic_load(&cw->u.job->abort)) {
+                                job_release_chunk(cw->u.job, false, cw->u.run);
+                                free(cw);
+                        } else
+                                worker_chunk_maybe_release(w, cw);
                         continue;
                 }
                 pthread_mutex_lock(&pool->lock);
@@ -554,7 +566,7 @@ void pool_free(struct pool *pool) {
                         struct chunk_work *cw = pool->workers[i].current;
 
                         pool->workers[i].current = NULL;
-                        job_release_chunk(cw->u.job, false);
+                        job_release_chunk(cw->u.job, false, cw->u.run);
                         free(cw);
                 }
                 worker_done(&pool->workers[i]);

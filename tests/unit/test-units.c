@@ -57,6 +57,8 @@ static void test_parse(void **state) {
         assert_int_equal(units_parse_size("-1", &v), -EINVAL);
         assert_int_equal(units_parse_size("1X", &v), -EINVAL);
         assert_int_equal(units_parse_size("1Mfoo", &v), -EINVAL);
+        assert_int_equal(units_parse_size("4096 ", &v), -EINVAL);
+        assert_int_equal(units_parse_size("4096@", &v), -EINVAL);
         assert_int_equal(units_parse_size("99999999999999999999", &v), -ERANGE);
         assert_int_equal(units_parse_size("17179869184E", &v), -ERANGE);
 }
