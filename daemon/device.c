@@ -797,12 +797,13 @@ static void refuse(struct device_probe *p, int error, const char *fmt, ...) {
 }
 
 /* The running system: the devices under / and /boot, through any stacking, and their disks. */
-static void device_check_system(struct device_probe *p, dev_t rdev, const struct devset *family) {
+static void device_check_system(struct device_probe *p, dev_t rdev, const struct devset *family,
+                                const struct devset *below) {
         struct devset system = {};
 
         lower_devices(mount_point_device("/"), &system, 0);
         lower_devices(mount_point_device("/boot"), &system, 0);
-        if (system.oom || family->oom)
+        if (system.oom || family->oom || below->oom)
                 refuse(p, -ENOMEM, "cannot check what uses it: out of memory");
         for (size_t i = 0; i < family->n; i++)
                 if (devset_has(&system, family->v[i])) {
@@ -811,7 +812,82 @@ static void device_check_system(struct device_probe *p, dev_t rdev, const struct
                 }
         if (devset_has(&system, whole_disk(rdev)))
                 refuse(p, -EBUSY, "is on the disk that holds the running system's root or /boot");
+        for (size_t i = 0; i < below->n; i++)
+                if (devset_has(&system, below->v[i])) {
+                        refuse(p, -EBUSY, "is built on a device of the running system's root or /boot");
+                        break;
+                }
         free(system.v);
+}
+
+/* The kernel name of block device d ("sda2"), into buf. */
+static const char *dev_name(dev_t d, char *buf, size_t n) {
+        char path[64];
+        _cleanup_free_ char *real = NULL;
+
+        snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", major(d), minor(d));
+        real = realpath(path, NULL);
+        if (real && strrchr(real, '/'))
+                snprintf(buf, n, "/dev/%s", strrchr(real, '/') + 1);
+        else
+                snprintf(buf, n, "%u:%u", major(d), minor(d));
+        return buf;
+}
+
+/* What the device is built on, other than itself: the devices under it (slaves/, recursively),
+ * their disks, and for a loop device the block device it reads and writes, if any. */
+static void device_below(const struct device_probe *p, struct devset *below) {
+        struct devset lower = {};
+        struct stat st;
+
+        lower_devices(p->id.rdev, &lower, 0);
+        if (p->id.is_loop && p->id.backing_file && stat(p->id.backing_file, &st) == 0 && S_ISBLK(st.st_mode))
+                lower_devices(st.st_rdev, &lower, 0);
+        for (size_t i = 0; i < lower.n; i++)
+                if (lower.v[i] != p->id.rdev)
+                        devset_add(below, lower.v[i]);
+        below->oom |= lower.oom;
+        free(lower.v);
+}
+
+/* A loop device whose backing file is one of the devices in set (loop devices claim nothing and
+ * leave no holders/ link). Its name into buf, or false. */
+static bool loop_user_find(const struct devset *set, char *buf, size_t n) {
+        struct dirent *de;
+        bool found = false;
+        DIR *dir = opendir("/sys/block");
+
+        if (!dir)
+                return false;
+        while (!found && (de = readdir(dir))) {
+                char path[PATH_MAX];
+                char *bf = NULL;
+                struct stat st;
+                FILE *f;
+
+                if (strncmp(de->d_name, "loop", 4) != 0 ||
+                    snprintf(path, sizeof(path), "/sys/block/%s/loop/backing_file", de->d_name) >= (int) sizeof(path))
+                        continue;
+                f = fopen(path, "re");
+                if (!f)
+                        continue;
+                {
+                        size_t cap = 0;
+                        ssize_t l = getline(&bf, &cap, f);
+
+                        if (l > 0 && bf[l - 1] == '\n')
+                                bf[l - 1] = '\0';
+                }
+                fclose(f);
+                if (bf && stat(bf, &st) == 0 && S_ISBLK(st.st_mode) && devset_has(set, st.st_rdev)) {
+                        if (snprintf(buf, n, "/dev/%s", de->d_name) >= (int) n)
+                                snprintf(buf, n, "a loop device");
+                        found = true;
+                }
+                free(bf);
+        }
+        closedir(dir);
+        return found;
 }
 
 /* Every other reason the block device in p must not be written. */
@@ -848,6 +924,26 @@ static void device_check(struct device_probe *p, const struct part_node *pn, siz
                 if (holder)
                         refuse(p, -EBUSY, "is held by %s%s", holder,
                                family->v[i] == p->id.rdev ? "" : " (through a partition)");
+        }
+        {
+                char user[300];
+
+                if (loop_user_find(family, user, sizeof(user)))
+                        refuse(p, -EBUSY, "is the backing device of %s", user);
+        }
+        {
+                struct devset below = {};
+                _cleanup_free_ char *bmnt = NULL;
+                char name[64];
+
+                device_below(p, &below);
+                bmnt = mount_find(&below, &which);
+                if (bmnt)
+                        refuse(p, -EBUSY, "is built on %s, which is mounted on %s", dev_name(which, name, sizeof(name)), bmnt);
+                which = swap_find(&below);
+                if (which)
+                        refuse(p, -EBUSY, "is built on %s, which is active swap", dev_name(which, name, sizeof(name)));
+                free(below.v);
         }
         if (p->id.read_only)
                 refuse(p, -EROFS, "is read-only");
@@ -914,7 +1010,19 @@ int device_probe(const char *path, struct device_probe *p) {
         devset_add(&family, st.st_rdev);
         pn = sysfs_partitions(st.st_rdev, &family, &n_pn);
         p->id.node = strdup(node);
-        device_check_system(p, st.st_rdev, &family);
+        {
+                struct devset below = {};
+                struct devset lower = {};
+
+                lower_devices(st.st_rdev, &lower, 0);
+                for (size_t i = 0; i < lower.n; i++)
+                        if (lower.v[i] != st.st_rdev)
+                                devset_add(&below, lower.v[i]);
+                below.oom |= lower.oom;
+                device_check_system(p, st.st_rdev, &family, &below);
+                free(lower.v);
+                free(below.v);
+        }
 
         fd = open(node, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0) {
