@@ -59,22 +59,31 @@ static bool client_interrupted(const struct client *c) {
         return c->interrupted && *c->interrupted;
 }
 
+/* Judge r = -errno from a failed send() or read() on c. Returns 0 to try again (EINTR without
+ * Ctrl-C); else r, for the caller to return, with c->origin set and, unless it was Ctrl-C, the
+ * lost connection reported. */
+static int client_io_error(struct client *c, int r) {
+        if (r == -EINTR && !client_interrupted(c))
+                return 0;
+        if (r == -EINTR) {
+                c->origin = CLIENT_ORIGIN_LOCAL;
+                return r;
+        }
+        c->origin = CLIENT_ORIGIN_TRANSPORT;
+        wipectl_error("%s: connection lost: %s", c->path, strerror(-r));
+        return r;
+}
+
 /* Write all of buf. 0 or -errno (reported). */
 static int client_send(struct client *c, const char *buf, size_t len) {
         while (len > 0) {
                 ssize_t k = send(c->fd, buf, len, MSG_NOSIGNAL);
 
                 if (k < 0) {
-                        int r = -errno;
+                        int r = client_io_error(c, -errno);
 
-                        if (r == -EINTR && !client_interrupted(c))
+                        if (r == 0)
                                 continue;
-                        if (r == -EINTR) {
-                                c->origin = CLIENT_ORIGIN_LOCAL;
-                                return r;
-                        }
-                        c->origin = CLIENT_ORIGIN_TRANSPORT;
-                        wipectl_error("%s: connection lost: %s", c->path, strerror(-r));
                         return r;
                 }
                 buf += k;
@@ -119,16 +128,10 @@ static int client_receive_line(struct client *c, size_t *line_len) {
                 }
                 k = read(c->fd, c->buf + c->buf_len, c->buf_size - c->buf_len);
                 if (k < 0) {
-                        int r = -errno;
+                        int r = client_io_error(c, -errno);
 
-                        if (r == -EINTR && !client_interrupted(c))
+                        if (r == 0)
                                 continue;
-                        if (r == -EINTR) {
-                                c->origin = CLIENT_ORIGIN_LOCAL;
-                                return r;
-                        }
-                        c->origin = CLIENT_ORIGIN_TRANSPORT;
-                        wipectl_error("%s: connection lost: %s", c->path, strerror(-r));
                         return r;
                 }
                 if (k == 0) {
@@ -230,6 +233,20 @@ int client_call_simple(struct client *c, enum protocol_op op, struct json_object
                 return -ENOMEM;
         }
         return client_call(c, request, ret);
+}
+
+int client_connect_call(struct client *c, const char *path, struct json_object *request, struct json_object **ret) {
+        int r;
+
+        *ret = NULL;
+        r = client_connect(c, path);
+        if (r >= 0)
+                r = client_call(c, request, ret);
+        if (r < 0) {
+                r = client_translate_errno(c, r);
+                client_close(c);
+        }
+        return r;
 }
 
 int client_translate_errno(const struct client *c, int r) {

@@ -23,14 +23,9 @@ static int cmd_job_run(const struct wipectl_options *opts, struct json_object *r
                 wipectl_error("request: out of memory");
                 return WIPECTL_EXIT_FAILURE;
         }
-        r = client_connect(&c, opts->socket_path);
-        if (r >= 0)
-                r = client_call(&c, request, &reply);
-        if (r < 0) {
-                r = client_translate_errno(&c, r);
-                client_close(&c);
+        r = client_connect_call(&c, opts->socket_path, request, &reply);
+        if (r != WIPECTL_EXIT_OK)
                 return r;
-        }
         client_close(&c);
 
         if (unwrap) {
@@ -41,37 +36,11 @@ static int cmd_job_run(const struct wipectl_options *opts, struct json_object *r
                 result = json_object_get(inner);
         } else
                 result = output_from_reply(reply);
-        if (!result || output_render(kind, result, opts->json) < 0) {
-                wipectl_error("stdout: write error");
-                return WIPECTL_EXIT_FAILURE;
-        }
-        return WIPECTL_EXIT_OK;
+        return output_print(kind, result, opts->json);
 }
 
-/* getopt_long for commands whose only option is --help, plus the extra ones of report. Returns -1
- * when parsing is done, or an exit status to return. */
-static int cmd_job_options(const struct cmd_entry *self, int argc, char **argv, bool *keys) {
-        static const struct option options[] = {
-                { "keys", no_argument, NULL, 'k' },
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
-        int opt;
-
-        /* Only report knows --keys; everyone else sees the table without it. */
-        while ((opt = getopt_long(argc, argv, ":h", keys ? options : options + 1, NULL)) >= 0)
-                switch (opt) {
-                case 'k':
-                        *keys = true;
-                        break;
-                case 'h':
-                        cmd_usage(self, stdout);
-                        return WIPECTL_EXIT_OK;
-                default:
-                        return cmd_option_error(self, argv, opt);
-                }
-        return -1;
-}
+/* report's option besides --help. With val 'k', "--keys=x" is reported as "unknown option '-k'". */
+static const struct option cmd_job_keys_option = { "keys", no_argument, NULL, 'k' };
 
 /* A request for op with "job": the single JOB argument. NULL with *status set on a usage error. */
 static struct json_object *cmd_job_one(const struct cmd_entry *self, enum protocol_op op, int argc, char **argv,
@@ -104,7 +73,7 @@ static int cmd_job_status_exec(const struct cmd_entry *self, const struct wipect
         struct json_object *jobs = NULL;
         int r;
 
-        r = cmd_job_options(self, argc, argv, NULL);
+        r = cmd_options(self, argc, argv, NULL, NULL);
         if (r >= 0)
                 return r;
         request = protocol_request_new(0, PROTOCOL_OP_STATUS);
@@ -138,7 +107,7 @@ static int cmd_job_list_exec(const struct cmd_entry *self, const struct wipectl_
         _cleanup_json_ struct json_object *request = NULL;
         int r;
 
-        r = cmd_job_options(self, argc, argv, NULL);
+        r = cmd_options(self, argc, argv, NULL, NULL);
         if (r >= 0)
                 return r;
         if (optind < argc)
@@ -152,7 +121,7 @@ static int cmd_job_cancel_exec(const struct cmd_entry *self, const struct wipect
         _cleanup_json_ struct json_object *request = NULL;
         int r;
 
-        r = cmd_job_options(self, argc, argv, NULL);
+        r = cmd_options(self, argc, argv, NULL, NULL);
         if (r >= 0)
                 return r;
         request = cmd_job_one(self, PROTOCOL_OP_CANCEL, argc, argv, &r);
@@ -167,7 +136,7 @@ static int cmd_job_report_exec(const struct cmd_entry *self, const struct wipect
         bool keys = false;
         int r;
 
-        r = cmd_job_options(self, argc, argv, &keys);
+        r = cmd_options(self, argc, argv, &cmd_job_keys_option, &keys);
         if (r >= 0)
                 return r;
         request = cmd_job_one(self, PROTOCOL_OP_REPORT, argc, argv, &r);
@@ -187,7 +156,7 @@ static int cmd_job_version_exec(const struct cmd_entry *self, const struct wipec
         struct client c = CLIENT_INIT;
         int r, status = WIPECTL_EXIT_OK;
 
-        r = cmd_job_options(self, argc, argv, NULL);
+        r = cmd_options(self, argc, argv, NULL, NULL);
         if (r >= 0)
                 return r;
         if (optind < argc)
@@ -218,10 +187,8 @@ static int cmd_job_version_exec(const struct cmd_entry *self, const struct wipec
                         return WIPECTL_EXIT_FAILURE;
                 }
         }
-        if (output_render(OUTPUT_VERSION, result, opts->json) < 0) {
-                wipectl_error("stdout: write error");
+        if (output_print(OUTPUT_VERSION, result, opts->json) != WIPECTL_EXIT_OK)
                 return WIPECTL_EXIT_FAILURE;
-        }
         return status;
 }
 

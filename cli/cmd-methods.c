@@ -61,27 +61,13 @@ static struct json_object *cmd_methods_build(void) {
 
 static int cmd_methods_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc,
                             char **argv) {
-        enum { ARG_JSON = 0x100 };
-        static const struct option options[] = {
-                { "json", no_argument, NULL, ARG_JSON },
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
         _cleanup_json_ struct json_object *result = NULL;
         bool json = opts->json;
-        int opt;
+        int r;
 
-        while ((opt = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
-                switch (opt) {
-                case ARG_JSON:
-                        json = true;
-                        break;
-                case 'h':
-                        cmd_usage(self, stdout);
-                        return WIPECTL_EXIT_OK;
-                default:
-                        return cmd_option_error(self, argv, opt);
-                }
+        r = cmd_options(self, argc, argv, &cmd_json_option, &json);
+        if (r >= 0)
+                return r;
         if (optind < argc)
                 return cmd_usage_error(self, "unexpected argument '%s'", argv[optind]);
 
@@ -90,11 +76,7 @@ static int cmd_methods_exec(const struct cmd_entry *self, const struct wipectl_o
                 wipectl_error("methods: out of memory or a bad method table");
                 return WIPECTL_EXIT_FAILURE;
         }
-        if (output_render(OUTPUT_METHODS, result, json) < 0) {
-                wipectl_error("stdout: write error");
-                return WIPECTL_EXIT_FAILURE;
-        }
-        return WIPECTL_EXIT_OK;
+        return output_print(OUTPUT_METHODS, result, json);
 }
 
 const struct cmd_entry cmd_methods_entry = {

@@ -17,9 +17,37 @@ bool cmd_probe_wipeable(struct json_object *probe) {
                json_object_get_boolean(v);
 }
 
-/* Build {"op":"probe","devices":[...]}; NULL on ENOMEM. */
-static struct json_object *cmd_probe_request(char *const *devices, size_t n) {
-        _cleanup_json_ struct json_object *req = protocol_request_new(0, PROTOCOL_OP_PROBE);
+bool cmd_probe_refused(struct json_object *list) {
+        bool refused = false;
+
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+                char line[1024];
+
+                if (output_refusal_line(json_object_array_get_idx(list, i), line, sizeof(line))) {
+                        wipectl_error("%s", line);
+                        refused = true;
+                }
+        }
+        return refused;
+}
+
+int cmd_probe_check(const struct cmd_entry *self, char *const *devices, size_t n, bool distinct) {
+        if (n == 0)
+                return cmd_usage_error(self, "no device given");
+        if (n > PROTOCOL_DEVICES_MAX)
+                return cmd_usage_error(self, "more than %d devices", PROTOCOL_DEVICES_MAX);
+        for (size_t i = 0; i < n; i++) {
+                if (!*devices[i])
+                        return cmd_usage_error(self, "empty device name");
+                for (size_t j = 0; distinct && j < i; j++)
+                        if (strcmp(devices[i], devices[j]) == 0)
+                                return cmd_usage_error(self, "%s: named twice", devices[i]);
+        }
+        return -1;
+}
+
+struct json_object *cmd_probe_request(enum protocol_op op, char *const *devices, size_t n) {
+        _cleanup_json_ struct json_object *req = protocol_request_new(0, op);
         struct json_object *a = json_object_new_array();
 
         if (!req || !a || json_object_object_add(req, "devices", a) < 0) {
@@ -32,8 +60,12 @@ static struct json_object *cmd_probe_request(char *const *devices, size_t n) {
         return TAKE_PTR(req);
 }
 
-int cmd_probe_call(struct client *c, char *const *devices, size_t n, struct json_object **ret) {
-        _cleanup_json_ struct json_object *request = cmd_probe_request(devices, n);
+/* Ask the daemon to probe devices[n] on the connected client c. On success returns 0 and *ret
+ * owns {"devices":[PROBE...]} (the reply without "id" and "ok"), checked to hold one object per
+ * device, each with a boolean "wipeable". On failure prints one line and returns -errno (for
+ * client_translate_errno()); *ret is NULL. */
+static int cmd_probe_call(struct client *c, char *const *devices, size_t n, struct json_object **ret) {
+        _cleanup_json_ struct json_object *request = cmd_probe_request(PROTOCOL_OP_PROBE, devices, n);
         _cleanup_json_ struct json_object *reply = NULL, *result = NULL;
         struct json_object *list = NULL;
         int r;
@@ -75,69 +107,47 @@ int cmd_probe_call(struct client *c, char *const *devices, size_t n, struct json
         return 0;
 }
 
-static int cmd_probe_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc, char **argv) {
-        enum { ARG_JSON = 0x100 };
-        static const struct option options[] = {
-                { "json", no_argument, NULL, ARG_JSON },
-                { "help", no_argument, NULL, 'h' },
-                {}
-        };
-        _cleanup_json_ struct json_object *result = NULL;
+int cmd_probe_devices(const struct wipectl_options *opts, char *const *devices, size_t n, struct json_object **ret) {
         struct client c = CLIENT_INIT;
-        struct json_object *list = NULL;
-        bool json = opts->json, refused = false;
-        size_t ndevices;
-        char **devices;
-        int opt, r;
+        int r;
 
-        while ((opt = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
-                switch (opt) {
-                case ARG_JSON:
-                        json = true;
-                        break;
-                case 'h':
-                        cmd_usage(self, stdout);
-                        return WIPECTL_EXIT_OK;
-                default:
-                        return cmd_option_error(self, argv, opt);
-                }
-        devices = argv + optind;
-        ndevices = (size_t) (argc - optind);
-        if (ndevices == 0)
-                return cmd_usage_error(self, "no device given");
-        if (ndevices > PROTOCOL_DEVICES_MAX)
-                return cmd_usage_error(self, "more than %d devices", PROTOCOL_DEVICES_MAX);
-        for (size_t i = 0; i < ndevices; i++)
-                if (!*devices[i])
-                        return cmd_usage_error(self, "empty device name");
-
+        *ret = NULL;
         r = client_connect(&c, opts->socket_path);
         if (r >= 0)
-                r = cmd_probe_call(&c, devices, ndevices, &result);
-        if (r < 0) {
+                r = cmd_probe_call(&c, devices, n, ret);
+        if (r < 0)
                 r = client_translate_errno(&c, r);
-                client_close(&c);
-                return r;
-        }
         client_close(&c);
+        return r;
+}
 
-        if (output_render(OUTPUT_PROBE, result, json) < 0) {
-                wipectl_error("stdout: write error");
-                return WIPECTL_EXIT_FAILURE;
-        }
+static int cmd_probe_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc, char **argv) {
+        _cleanup_json_ struct json_object *result = NULL;
+        struct json_object *list = NULL;
+        bool json = opts->json;
+        size_t ndevices;
+        char **devices;
+        int r;
+
+        r = cmd_options(self, argc, argv, &cmd_json_option, &json);
+        if (r >= 0)
+                return r;
+        devices = argv + optind;
+        ndevices = (size_t) (argc - optind);
+        r = cmd_probe_check(self, devices, ndevices, false);
+        if (r >= 0)
+                return r;
+
+        r = cmd_probe_devices(opts, devices, ndevices, &result);
+        if (r != WIPECTL_EXIT_OK)
+                return r;
+        r = output_print(OUTPUT_PROBE, result, json);
+        if (r != WIPECTL_EXIT_OK)
+                return r;
         /* A refusal is the answer, not an error of the request; the exit status still tells it, and
          * stderr names each one for a script that reads only that. */
         json_object_object_get_ex(result, "devices", &list);
-        for (size_t i = 0; i < ndevices; i++) {
-                struct json_object *probe = json_object_array_get_idx(list, i);
-                char line[1024];
-
-                if (output_refusal_line(probe, line, sizeof(line))) {
-                        wipectl_error("%s", line);
-                        refused = true;
-                }
-        }
-        return refused ? WIPECTL_EXIT_REFUSED : WIPECTL_EXIT_OK;
+        return cmd_probe_refused(list) ? WIPECTL_EXIT_REFUSED : WIPECTL_EXIT_OK;
 }
 
 const struct cmd_entry cmd_probe_entry = {

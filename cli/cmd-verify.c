@@ -34,7 +34,7 @@ static int cmd_verify_exec(const struct cmd_entry *self, const struct wipectl_op
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
-        _cleanup_json_ struct json_object *request = NULL, *reply = NULL, *result = NULL;
+        _cleanup_json_ struct json_object *request = NULL, *reply = NULL;
         struct client c = CLIENT_INIT;
         struct json_object *job = NULL;
         const char *mode = NULL;
@@ -80,32 +80,15 @@ static int cmd_verify_exec(const struct cmd_entry *self, const struct wipectl_op
                 wipectl_error("verify: out of memory");
                 return WIPECTL_EXIT_FAILURE;
         }
-        r = client_connect(&c, opts->socket_path);
-        if (r >= 0)
-                r = client_call(&c, request, &reply);
-        if (r < 0) {
-                r = client_translate_errno(&c, r);
-                client_close(&c);
+        r = client_connect_call(&c, opts->socket_path, request, &reply);
+        if (r != WIPECTL_EXIT_OK)
                 return r;
-        }
         if (!json_object_object_get_ex(reply, "job", &job) || !json_object_is_type(job, json_type_object)) {
                 wipectl_error("%s: verify reply without \"job\"", opts->socket_path);
                 client_close(&c);
                 return WIPECTL_EXIT_FAILURE;
         }
-
-        if (no_wait) {
-                client_close(&c);
-                result = output_from_reply(reply);
-                if (!result || output_render(OUTPUT_JOB, result, opts->json) < 0) {
-                        wipectl_error("stdout: write error");
-                        return WIPECTL_EXIT_FAILURE;
-                }
-                return WIPECTL_EXIT_OK;
-        }
-        r = progress_run(&c, opts, &id, 1);
-        client_close(&c);
-        return r;
+        return progress_finish(&c, opts, no_wait, reply, OUTPUT_JOB, &id, 1);
 }
 
 const struct cmd_entry cmd_verify_entry = {

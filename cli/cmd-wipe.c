@@ -69,38 +69,6 @@ static void cmd_wipe_describe(const struct cmd_wipe_settings *w) {
                         w->percent, w->verify ? "" : " (the default)");
 }
 
-/* Probe devices[n] on a connection of its own: the user may take minutes to answer, and the
- * submission opens another. Returns 0 with *ret owning {"devices":[PROBE...]}, or an exit status
- * (the error is reported). */
-static int cmd_wipe_probe(const struct wipectl_options *opts, char **devices, size_t n, struct json_object **ret) {
-        struct client c = CLIENT_INIT;
-        int r;
-
-        r = client_connect(&c, opts->socket_path);
-        if (r >= 0)
-                r = cmd_probe_call(&c, devices, n, ret);
-        if (r < 0)
-                r = client_translate_errno(&c, r);
-        client_close(&c);
-        return r;
-}
-
-/* Report every refused device of a probe, "wipectl: /dev/loop3: refusing: is read-only"; returns
- * whether there was one. */
-static bool cmd_wipe_refused(struct json_object *list) {
-        bool refused = false;
-
-        for (size_t i = 0; i < json_object_array_length(list); i++) {
-                char line[1024];
-
-                if (output_refusal_line(json_object_array_get_idx(list, i), line, sizeof(line))) {
-                        wipectl_error("%s", line);
-                        refused = true;
-                }
-        }
-        return refused;
-}
-
 /* Whether key has the same value (or is absent) in a and b. */
 static bool cmd_wipe_same_field(struct json_object *a, struct json_object *b, const char *key) {
         struct json_object *va = NULL, *vb = NULL;
@@ -152,11 +120,13 @@ static int cmd_wipe_confirm(const struct wipectl_options *opts, const struct cmd
         char line[2048];
         int r;
 
-        r = cmd_wipe_probe(opts, devices, n, &shown);
+        /* Each probe on a connection of its own: the user may take minutes to answer, and the
+         * submission opens another. */
+        r = cmd_probe_devices(opts, devices, n, &shown);
         if (r != WIPECTL_EXIT_OK)
                 return r;
         json_object_object_get_ex(shown, "devices", &list);
-        if (cmd_wipe_refused(list))
+        if (cmd_probe_refused(list))
                 return WIPECTL_EXIT_REFUSED;
 
         fflush(stdout);
@@ -179,11 +149,11 @@ static int cmd_wipe_confirm(const struct wipectl_options *opts, const struct cmd
                 return WIPECTL_EXIT_FAILURE;
         }
 
-        r = cmd_wipe_probe(opts, devices, n, &now);
+        r = cmd_probe_devices(opts, devices, n, &now);
         if (r != WIPECTL_EXIT_OK)
                 return r;
         json_object_object_get_ex(now, "devices", &list_now);
-        if (cmd_wipe_refused(list_now))
+        if (cmd_probe_refused(list_now))
                 return WIPECTL_EXIT_REFUSED;
         for (size_t i = 0; i < n; i++) {
                 struct json_object *a = json_object_array_get_idx(list, i), *b = json_object_array_get_idx(list_now, i);
@@ -200,22 +170,17 @@ static int cmd_wipe_confirm(const struct wipectl_options *opts, const struct cmd
 /* Build the submit request; NULL on ENOMEM. Only what the command line gave is sent: the daemon
  * owns the defaults (method random, verify sample, a random seed). */
 static struct json_object *cmd_wipe_request(char **devices, size_t n, const struct cmd_wipe_settings *w) {
-        _cleanup_json_ struct json_object *req = protocol_request_new(0, PROTOCOL_OP_SUBMIT);
-        struct json_object *a = json_object_new_array();
+        _cleanup_json_ struct json_object *req = cmd_probe_request(PROTOCOL_OP_SUBMIT, devices, n);
 
-        if (!req || !a || json_object_object_add(req, "devices", a) < 0) {
-                json_object_put(a);
+        if (!req)
                 return NULL;
-        }
-        for (size_t i = 0; i < n; i++)
-                if (json_object_array_add(a, json_object_new_string(devices[i])) < 0)
-                        return NULL;
         if (w->cipher && json_object_object_add(req, "cipher", json_object_new_string(w->cipher)) < 0)
                 return NULL;
         if (w->method && json_object_object_add(req, "method", json_object_new_string(w->method->name)) < 0)
                 return NULL;
         if (w->passes) {
-                a = json_object_new_array();
+                struct json_object *a = json_object_new_array();
+
                 if (!a || json_object_object_add(req, "passes", a) < 0) {
                         json_object_put(a);
                         return NULL;
@@ -337,7 +302,7 @@ static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv,
 }
 
 static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc, char **argv) {
-        _cleanup_json_ struct json_object *request = NULL, *reply = NULL, *submitted = NULL;
+        _cleanup_json_ struct json_object *request = NULL, *reply = NULL;
         _cleanup_free_ int64_t *ids = NULL;
         _cleanup_free_ struct pass *passes = NULL;
         struct cmd_wipe_settings w = {};
@@ -353,17 +318,9 @@ static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_opti
                 return r;
         devices = argv + optind;
         ndevices = (size_t) (argc - optind);
-        if (ndevices == 0)
-                return cmd_usage_error(self, "no device given");
-        if (ndevices > PROTOCOL_DEVICES_MAX)
-                return cmd_usage_error(self, "more than %d devices", PROTOCOL_DEVICES_MAX);
-        for (size_t i = 0; i < ndevices; i++) {
-                if (!*devices[i])
-                        return cmd_usage_error(self, "empty device name");
-                for (size_t j = 0; j < i; j++)
-                        if (strcmp(devices[i], devices[j]) == 0)
-                                return cmd_usage_error(self, "%s: named twice", devices[i]);
-        }
+        r = cmd_probe_check(self, devices, ndevices, true);
+        if (r >= 0)
+                return r;
 
         if (!yes && !isatty(STDIN_FILENO)) {
                 wipectl_error("wipe: standard input is not a terminal: refusing to wipe without --yes");
@@ -380,29 +337,16 @@ static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_opti
                 wipectl_error("wipe: out of memory");
                 return WIPECTL_EXIT_FAILURE;
         }
-        r = client_connect(&c, opts->socket_path);
-        if (r >= 0)
-                r = client_call(&c, request, &reply);
-        if (r >= 0)
-                r = cmd_wipe_ids(&c, reply, &ids, &n);
+        r = client_connect_call(&c, opts->socket_path, request, &reply);
+        if (r != WIPECTL_EXIT_OK)
+                return r;
+        r = cmd_wipe_ids(&c, reply, &ids, &n);
         if (r < 0) {
                 r = client_translate_errno(&c, r);
                 client_close(&c);
                 return r;
         }
-
-        if (no_wait) {
-                client_close(&c);
-                submitted = output_from_reply(reply);
-                if (!submitted || output_render(OUTPUT_SUBMITTED, submitted, opts->json) < 0) {
-                        wipectl_error("stdout: write error");
-                        return WIPECTL_EXIT_FAILURE;
-                }
-                return WIPECTL_EXIT_OK;
-        }
-        r = progress_run(&c, opts, ids, n);
-        client_close(&c);
-        return r;
+        return progress_finish(&c, opts, no_wait, reply, OUTPUT_SUBMITTED, ids, n);
 }
 
 const struct cmd_entry cmd_wipe_entry = {

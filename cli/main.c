@@ -65,6 +65,32 @@ int cmd_option_error(const struct cmd_entry *entry, char **argv, int c) {
                                argv[optind - 1]);
 }
 
+/* val above any char: "--json=x" is then reported by name (cmd_option_error()). */
+const struct option cmd_json_option = { "json", no_argument, NULL, 0x100 };
+
+int cmd_options(const struct cmd_entry *self, int argc, char **argv, const struct option *flag, bool *set) {
+        const struct option help = { "help", no_argument, NULL, 'h' };
+        struct option options[3] = { help, {}, {} };
+        int opt;
+
+        if (flag) {
+                options[0] = *flag;
+                options[1] = help;
+        }
+        while ((opt = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
+                if (flag && opt == flag->val) {
+                        *set = true;
+                        continue;
+                }
+                if (opt == 'h') {
+                        cmd_usage(self, stdout);
+                        return WIPECTL_EXIT_OK;
+                }
+                return cmd_option_error(self, argv, opt);
+        }
+        return -1;
+}
+
 int wipectl_parse_job_id(const char *s, int64_t *ret) {
         unsigned long long v;
         char *end = NULL;

@@ -362,6 +362,14 @@ int output_render(enum output_kind kind, struct json_object *o, bool json) {
         return 0;
 }
 
+int output_print(enum output_kind kind, struct json_object *o, bool json) {
+        if (!o || output_render(kind, o, json) < 0) {
+                wipectl_error("stdout: write error");
+                return WIPECTL_EXIT_FAILURE;
+        }
+        return WIPECTL_EXIT_OK;
+}
+
 struct json_object *output_from_reply(struct json_object *reply) {
         struct json_object *o = json_object_new_object();
 

@@ -259,7 +259,9 @@ static void progress_detached(struct json_object *status, const int64_t *ids, si
                 wipectl_error("detached; jobs keep running (wipectl cancel ID; IDs:%s)", running ? list : " none");
 }
 
-int progress_run(struct client *c, const struct wipectl_options *opts, const int64_t *ids, size_t n) {
+/* The waiting half of progress_finish(): wait for ids[n] on the connected client c and tell how
+ * they ended. Returns the exit status; c stays open. */
+static int progress_run(struct client *c, const struct wipectl_options *opts, const int64_t *ids, size_t n) {
         _cleanup_json_ struct json_object *status = NULL;
         struct sigaction sa = { .sa_handler = progress_on_sigint }, old;
         FILE *out = stdout;
@@ -286,9 +288,22 @@ int progress_run(struct client *c, const struct wipectl_options *opts, const int
         }
         if (r < 0)
                 return client_translate_errno(c, r);
-        if (opts->json && output_render(OUTPUT_JOBS, status, true) < 0) {
-                wipectl_error("stdout: write error");
+        if (opts->json && output_print(OUTPUT_JOBS, status, true) != WIPECTL_EXIT_OK)
                 return WIPECTL_EXIT_FAILURE;
-        }
         return progress_outcome(status);
+}
+
+int progress_finish(struct client *c, const struct wipectl_options *opts, bool no_wait, struct json_object *reply,
+                    enum output_kind kind, const int64_t *ids, size_t n) {
+        _cleanup_json_ struct json_object *result = NULL;
+        int r;
+
+        if (no_wait) {
+                client_close(c);
+                result = output_from_reply(reply);
+                return output_print(kind, result, opts->json);
+        }
+        r = progress_run(c, opts, ids, n);
+        client_close(c);
+        return r;
 }

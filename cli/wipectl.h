@@ -11,6 +11,8 @@
 
 #include "protocol.h"
 
+struct option;
+
 /* Exit statuses, documented in wipectl(1) "EXIT STATUS". */
 enum wipectl_exit {
         WIPECTL_EXIT_OK = 0,
@@ -50,6 +52,13 @@ int cmd_usage_error(const struct cmd_entry *entry, const char *fmt, ...) __attri
 /* Report getopt_long's '?' or ':' result c (with opterr = 0 and a ':' optstring) as a usage
  * error; returns WIPECTL_EXIT_USAGE. */
 int cmd_option_error(const struct cmd_entry *entry, char **argv, int c);
+/* getopt_long for a command whose options are --help and, unless flag is NULL, the one long
+ * option *flag (no argument, .flag NULL, .val not 'h', '?' or ':'), which sets *set. "--flag=x"
+ * is reported through .val: as "-c" for a val below 0x100, else by name (cmd_option_error()).
+ * Returns -1 when parsing is done (optind at the first operand), or an exit status to return. */
+int cmd_options(const struct cmd_entry *self, int argc, char **argv, const struct option *flag, bool *set);
+/* --json after a command's name (probe, methods), for cmd_options(). */
+extern const struct option cmd_json_option;
 /* Print "wipectl: <message>" on stderr, one line. The message names its object first. */
 void wipectl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parse a job id (a decimal integer from 0 to 2^53). 0 or -EINVAL. */
@@ -112,17 +121,31 @@ void client_close(struct client *c);
 int client_call(struct client *c, struct json_object *request, struct json_object **ret);
 /* Convenience: request op with no fields. Same contract as client_call(). */
 int client_call_simple(struct client *c, enum protocol_op op, struct json_object **ret);
+/* Connect to path and send request: client_connect(), then client_call(). Returns 0 with *ret
+ * owning the reply and c still connected; or, c closed and the error printed, its exit status
+ * (client_translate_errno(), never 0). */
+int client_connect_call(struct client *c, const char *path, struct json_object *request, struct json_object **ret);
 /* Map a failure of c (r = -errno from a client_* call) to an exit status. The one place that
  * decides exit statuses for errors (cryptsetup's translate_errno). */
 int client_translate_errno(const struct client *c, int r);
 
 /* cmd-probe.c */
 extern const struct cmd_entry cmd_probe_entry;
-/* Ask the daemon to probe devices[n] on the connected client c. On success returns 0 and *ret
- * owns {"devices":[PROBE...]} (the reply without "id" and "ok"), checked to hold one object per
- * device, each with a boolean "wipeable". On failure prints one line and returns -errno (for
- * client_translate_errno()); *ret is NULL. */
-int cmd_probe_call(struct client *c, char *const *devices, size_t n, struct json_object **ret);
+/* Report every refused device of a probe's "devices" list on stderr, "wipectl: /dev/loop3:
+ * refusing: is read-only"; returns whether there was one. */
+bool cmd_probe_refused(struct json_object *list);
+/* Check the DEVICE operands devices[n] of probe and wipe: at least one, at most
+ * PROTOCOL_DEVICES_MAX, none empty and, with distinct, none named twice. Returns -1 when they
+ * are fine, or the exit status of the usage error it reported. */
+int cmd_probe_check(const struct cmd_entry *self, char *const *devices, size_t n, bool distinct);
+/* Build {"op":op,"devices":[devices[n]]}: the probe request, and the start of wipe's submit.
+ * NULL on ENOMEM; the caller owns the result. */
+struct json_object *cmd_probe_request(enum protocol_op op, char *const *devices, size_t n);
+/* Ask the daemon to probe devices[n], on a connection of its own that is closed on return. Returns
+ * 0 with *ret owning {"devices":[PROBE...]} (the reply without "id" and "ok"), checked to hold one
+ * object per device, each with a boolean "wipeable"; or an exit status after printing one line,
+ * with *ret NULL. */
+int cmd_probe_devices(const struct wipectl_options *opts, char *const *devices, size_t n, struct json_object **ret);
 /* Whether a PROBE object says its device may be wiped: "wipeable" is true. */
 bool cmd_probe_wipeable(struct json_object *probe);
 
@@ -141,6 +164,9 @@ enum output_kind {
 
 /* Print o on stdout: as pretty JSON when json, else as the text for kind. 0 or -EIO. */
 int output_render(enum output_kind kind, struct json_object *o, bool json);
+/* output_render() for a command's result: returns WIPECTL_EXIT_OK, or WIPECTL_EXIT_FAILURE after
+ * printing "wipectl: stdout: write error" (also when o is NULL, an object that could not be made). */
+int output_print(enum output_kind kind, struct json_object *o, bool json);
 /* Take the reply of an op and return the object a command prints: the reply without "id" and
  * "ok" (a new reference; NULL on ENOMEM). */
 struct json_object *output_from_reply(struct json_object *reply);
@@ -246,9 +272,12 @@ const char *output_refusal_line(struct json_object *probe, char *buf, size_t n);
  * c->interrupted was raised; or -errno from client_call(), already reported. In every case *ret
  * owns the last {"jobs":[JOB...]} received (the reply without "id" and "ok"), or NULL. */
 int progress_wait(struct client *c, const int64_t *ids, size_t n, FILE *out, struct json_object **ret);
-/* What wipe and verify do after the daemon accepted their jobs: wait for ids[n] with
- * progress_wait() on stdout (on stderr, if a terminal, with --json), Ctrl-C detaching; then print
- * {"jobs":[JOB...]} with --json and every job's error on stderr. Returns the exit status: 0 when
- * every job ended done, 6 when one failed, 7 when one was cancelled and none failed, 130 after a
- * detach, or that of a failed status call. */
-int progress_run(struct client *c, const struct wipectl_options *opts, const int64_t *ids, size_t n);
+/* What wipe and verify do after the daemon accepted their jobs ids[n] with reply on the connected
+ * client c: with no_wait, print the reply (without "id" and "ok") as kind and return at once;
+ * else wait for the jobs with progress_wait() on stdout (on stderr, if a terminal, with --json),
+ * Ctrl-C detaching, then print {"jobs":[JOB...]} with --json and every job's error on stderr.
+ * Closes c; reply stays the caller's. Returns the exit status: 0 when every job ended done (or
+ * was printed), 6 when one failed, 7 when one was cancelled and none failed, 130 after a detach,
+ * or that of a failed status call or of output_print(). */
+int progress_finish(struct client *c, const struct wipectl_options *opts, bool no_wait, struct json_object *reply,
+                    enum output_kind kind, const int64_t *ids, size_t n);
