@@ -103,6 +103,17 @@ stop_pid() {
         sed -i "/^$1\$/d" "$TEST_DIR/pids"
 }
 
+# make_thin_loop SIZE ROOM: a loop device of SIZE whose backing file lives on a tmpfs of only ROOM,
+# so that writes past ROOM fail with ENOSPC: a real I/O error. Prints the device path.
+make_thin_loop() {
+        local dir
+        dir=$(mktemp -d "$TEST_DIR/thin.XXXXXX") || hard_error "mktemp failed"
+        mount -t tmpfs -o size="$2" tmpfs "$dir" || skip "cannot mount tmpfs"
+        echo "$dir" >> "$TEST_DIR/mounts"
+        truncate -s "$1" "$dir/thin.img" || hard_error "cannot create $dir/thin.img"
+        make_loop_file "$dir/thin.img" --direct-io=on
+}
+
 # start_daemon [OPTION...]: wiped on the test's own socket and state directory.
 start_daemon() {
         "$WIPED" --socket "$SOCK" --state-dir "$STATE" --foreground "$@" >> "$TEST_DIR/daemon.log" 2>&1 &

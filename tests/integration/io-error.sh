@@ -4,12 +4,7 @@
 # past 16 MiB of a 64 MiB device fail with ENOSPC, as on a full thin-provisioned disk.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 
-mkdir -p "$TEST_DIR/small"
-mount -t tmpfs -o size=16M tmpfs "$TEST_DIR/small" || skip "cannot mount tmpfs"
-echo "$TEST_DIR/small" >> "$TEST_DIR/mounts"
-truncate -s 64M "$TEST_DIR/small/thin.img"
-thin=$(losetup -f --show --direct-io=on "$TEST_DIR/small/thin.img") || hard_error "losetup failed"
-echo "$thin" >> "$TEST_DIR/loops"
+thin=$(make_thin_loop 64M 16M) || exit $?
 good=$(make_loop 32M)
 
 start_daemon --threads 2

@@ -9,12 +9,7 @@ for _ in $(seq 8); do devs+=("$(make_loop 48M)"); done
 late1=$(make_loop 32M)
 late2=$(make_loop 40M)
 
-mkdir -p "$TEST_DIR/small"
-mount -t tmpfs -o size=8M tmpfs "$TEST_DIR/small" || skip "cannot mount tmpfs"
-echo "$TEST_DIR/small" >> "$TEST_DIR/mounts"
-truncate -s 48M "$TEST_DIR/small/thin.img"
-thin=$(losetup -f --show --direct-io=on "$TEST_DIR/small/thin.img") || hard_error "losetup failed"
-echo "$thin" >> "$TEST_DIR/loops"
+thin=$(make_thin_loop 48M 8M) || exit $?
 
 start_daemon --threads 2
 out=$(wipectl --json wipe --yes --no-wait --verify none "${devs[@]}" "$thin") || fail "submit of nine exited $?: $out"
