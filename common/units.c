@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include <strings.h>
 
 #include "units.h"
@@ -75,5 +76,44 @@ int units_parse_size(const char *s, uint64_t *ret) {
         if (shift && v > (UINT64_MAX >> shift))
                 return -ERANGE;
         *ret = (uint64_t) v << shift;
+        return 0;
+}
+
+int units_parse_rate(const char *s, uint64_t *ret) {
+        static const char *const suffixes = "KMGT";
+        long double v, mult = 1;
+        const char *p;
+        char *end;
+
+        if (!s || !*s || *s == '-' || *s == '+' || *s == '.' || !(*s >= '0' && *s <= '9'))
+                return -EINVAL;
+        errno = 0;
+        v = strtold(s, &end);
+        if (errno == ERANGE)
+                return -ERANGE;
+        if (end == s || v != v)
+                return -EINVAL;
+        if (*end) {
+                p = (*end >= 'a' && *end <= 'z') || (*end >= 'A' && *end <= 'Z') ? strchr(suffixes, *end & ~0x20) : NULL;
+                if (p) {
+                        bool binary = end[1] == 'i' || end[1] == 'I';
+
+                        for (long i = 0; i <= p - suffixes; i++)
+                                mult *= binary ? 1024.0L : 1000.0L;
+                        end += binary ? 2 : 1;
+                }
+                if (*end == 'B' || *end == 'b')
+                        end++;
+                if (strcmp(end, "/s") == 0)
+                        end += 2;
+                if (*end)
+                        return -EINVAL;
+        }
+        v *= mult;
+        if (v >= 18446744073709551615.0L)
+                return -ERANGE;
+        if (v > 0 && v < 1)
+                return -EINVAL;         /* under one byte per second: surely a mistake */
+        *ret = (uint64_t) (v + 0.5L);
         return 0;
 }

@@ -12,3 +12,6 @@ char *units_rate(char *buf, size_t n, double bytes_per_s);
 char *units_duration(char *buf, size_t n, int64_t seconds);
 /* Parse "64M", "1G", "4096", "1MiB" into bytes (binary multiples). 0 or -EINVAL/-ERANGE. */
 int units_parse_size(const char *s, uint64_t *ret);
+/* Parse a rate in bytes per second: "200M", "200MB/s", "1.5G" (decimal: k, M, G, T = 10^3..10^12),
+ * "64MiB" (binary), "0" (no limit). 0 or -EINVAL/-ERANGE. */
+int units_parse_rate(const char *s, uint64_t *ret);

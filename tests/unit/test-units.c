@@ -63,12 +63,43 @@ static void test_parse(void **state) {
         assert_int_equal(units_parse_size("17179869184E", &v), -ERANGE);
 }
 
+static void test_parse_rate(void **state) {
+        uint64_t v = 7;
+
+        (void) state;
+        assert_int_equal(units_parse_rate("0", &v), 0);
+        assert_int_equal(v, 0);
+        assert_int_equal(units_parse_rate("200M", &v), 0);
+        assert_int_equal(v, 200000000);
+        assert_int_equal(units_parse_rate("200MB/s", &v), 0);
+        assert_int_equal(v, 200000000);
+        assert_int_equal(units_parse_rate("1.5G", &v), 0);
+        assert_int_equal(v, 1500000000);
+        assert_int_equal(units_parse_rate("64MiB", &v), 0);
+        assert_int_equal(v, 64ull << 20);
+        assert_int_equal(units_parse_rate("10k", &v), 0);
+        assert_int_equal(v, 10000);
+        assert_int_equal(units_parse_rate("4096", &v), 0);
+        assert_int_equal(v, 4096);
+        v = 7;
+        assert_int_equal(units_parse_rate("abc", &v), -EINVAL);
+        assert_int_equal(units_parse_rate("", &v), -EINVAL);
+        assert_int_equal(units_parse_rate("-5M", &v), -EINVAL);
+        assert_int_equal(units_parse_rate("5X", &v), -EINVAL);
+        assert_int_equal(units_parse_rate("5M/h", &v), -EINVAL);
+        assert_int_equal(units_parse_rate("0.5", &v), -EINVAL);
+        assert_int_equal(units_parse_rate("nan", &v), -EINVAL);
+        assert_int_equal(units_parse_rate("99999999999T", &v), -ERANGE);
+        assert_int_equal(v, 7);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_size),
                 cmocka_unit_test(test_rate),
                 cmocka_unit_test(test_duration),
                 cmocka_unit_test(test_parse),
+                cmocka_unit_test(test_parse_rate),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
