@@ -13,6 +13,7 @@
 #include "keystream.h"
 #include "method.h"
 #include "sample.h"
+#include "units.h"
 #include "wipectl.h"
 
 /* What a wipe is asked to do, from the command line, checked before anything is sent. */
@@ -25,6 +26,10 @@ struct cmd_wipe_settings {
         double percent;                 /* of a sample verification */
         bool seed_set;                  /* --seed was given */
         uint64_t seed;                  /* --seed */
+        bool rate_set;                  /* --max-rate was given */
+        uint64_t max_rate;              /* --max-rate, bytes/s (0: none) */
+        unsigned queue_depth;           /* --queue-depth, 0: the daemon's default */
+        uint64_t io_size;               /* --io-size, 0: the daemon's buffer size */
 };
 
 /* Print the method, its passes and the verification on stderr for the confirmation:
@@ -197,6 +202,12 @@ static struct json_object *cmd_wipe_request(char **devices, size_t n, const stru
                 return NULL;
         if (w->seed_set && json_object_object_add(req, "seed", json_object_new_uint64(w->seed)) < 0)
                 return NULL;
+        if (w->rate_set && json_object_object_add(req, "max_rate", json_object_new_uint64(w->max_rate)) < 0)
+                return NULL;
+        if (w->queue_depth && json_object_object_add(req, "queue_depth", json_object_new_int64(w->queue_depth)) < 0)
+                return NULL;
+        if (w->io_size && json_object_object_add(req, "io_size", json_object_new_uint64(w->io_size)) < 0)
+                return NULL;
         return TAKE_PTR(req);
 }
 
@@ -232,13 +243,17 @@ static int cmd_wipe_ids(const struct client *c, struct json_object *reply, int64
  * or an exit status to return. */
 static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv, struct cmd_wipe_settings *w,
                             bool *yes, bool *no_wait) {
-        enum { ARG_CIPHER = 0x100, ARG_NO_WAIT, ARG_METHOD, ARG_PASSES, ARG_VERIFY, ARG_SEED };
+        enum { ARG_CIPHER = 0x100, ARG_NO_WAIT, ARG_METHOD, ARG_PASSES, ARG_VERIFY, ARG_SEED, ARG_RATE, ARG_QD,
+               ARG_IO_SIZE };
         static const struct option options[] = {
                 { "cipher", required_argument, NULL, ARG_CIPHER },
                 { "method", required_argument, NULL, ARG_METHOD },
                 { "passes", required_argument, NULL, ARG_PASSES },
                 { "verify", required_argument, NULL, ARG_VERIFY },
                 { "seed", required_argument, NULL, ARG_SEED },
+                { "max-rate", required_argument, NULL, ARG_RATE },
+                { "queue-depth", required_argument, NULL, ARG_QD },
+                { "io-size", required_argument, NULL, ARG_IO_SIZE },
                 { "yes", no_argument, NULL, 'y' },
                 { "no-wait", no_argument, NULL, ARG_NO_WAIT },
                 { "help", no_argument, NULL, 'h' },
@@ -280,6 +295,29 @@ static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv,
                         if (wipectl_parse_seed(optarg, &w->seed) < 0)
                                 return cmd_usage_error(self, "bad seed '%s' (an integer from 0 to 2^64-1)", optarg);
                         w->seed_set = true;
+                        break;
+                case ARG_RATE:
+                        if (units_parse_rate(optarg, &w->max_rate) < 0)
+                                return cmd_usage_error(self, "bad rate '%s' (bytes per second: 200M = 200 MB/s, 0 = none)",
+                                                       optarg);
+                        w->rate_set = true;
+                        break;
+                case ARG_QD: {
+                        char *end;
+                        unsigned long v;
+
+                        errno = 0;
+                        v = strtoul(optarg, &end, 10);
+                        if (errno || *end || end == optarg || *optarg == '-' || v < 1 || v > 256)
+                                return cmd_usage_error(self, "bad queue depth '%s' (1 to 256)", optarg);
+                        w->queue_depth = (unsigned) v;
+                        break;
+                }
+                case ARG_IO_SIZE:
+                        if (units_parse_size(optarg, &w->io_size) < 0 || w->io_size < 4096 || w->io_size % 4096 ||
+                            w->io_size > (64u << 20))
+                                return cmd_usage_error(self, "bad I/O size '%s' (a multiple of 4K, at most the daemon's "
+                                                       "--io-size)", optarg);
                         break;
                 case 'y':
                         *yes = true;
@@ -351,8 +389,8 @@ static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_opti
 
 const struct cmd_entry cmd_wipe_entry = {
         .name = "wipe",
-        .args = "[--method NAME | --passes LIST] [--verify MODE] [--seed N] [--cipher NAME] [--yes] [--no-wait] "
-                "DEVICE...",
+        .args = "[--method NAME | --passes LIST] [--verify MODE] [--seed N] [--cipher NAME] [--max-rate RATE] "
+                "[--queue-depth N] [--io-size SIZE] [--yes] [--no-wait] DEVICE...",
         .summary = "Overwrite devices, verify them, and wait for the jobs",
         .help = "  --method NAME        random (default), zero, random-zero, dod-3pass, schneier, gutmann\n"
                 "                       (\"wipectl methods\" describes them)\n"
@@ -362,6 +400,9 @@ const struct cmd_entry cmd_wipe_entry = {
                 "                       last (read back after the last pass), all (after every pass)\n"
                 "  --seed N             the seed that chooses the samples (default: random, recorded)\n"
                 "  --cipher NAME        auto (default), aes-128-ctr or chacha20\n"
+                "  --max-rate RATE      limit each device's I/O to RATE bytes/s (200M = 200 MB/s; default none)\n"
+                "  --queue-depth N      I/Os in flight per device (default: the daemon's, from the device)\n"
+                "  --io-size SIZE       bytes per I/O (default: the daemon's buffer size, 1M)\n"
                 "  -y, --yes            do not ask for confirmation (required when stdin is not a terminal)\n"
                 "  --no-wait            print the job ids and return at once\n",
         .exec = cmd_wipe_exec,

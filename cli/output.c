@@ -301,6 +301,30 @@ static int output_job_one_text(struct json_object *job) {
         return 0;
 }
 
+/* "wiped: 2 threads x 32 buffers x 1.00 MiB = 64.1 MiB of I/O buffers (registered), 8 I/Os in
+ * flight per device (rotational 4), no rate limit" from the daemon object of version or status. */
+static void output_daemon_line(struct json_object *d) {
+        char mem[32], io[32], rate[32];
+        int64_t qd = output_get_int(d, "queue_depth", 0), max_rate = output_get_int(d, "max_rate", 0);
+        struct json_object *reg = NULL;
+        bool registered = json_object_object_get_ex(d, "registered_buffers", &reg) && json_object_get_boolean(reg);
+
+        units_size(mem, sizeof(mem), (uint64_t) output_get_int(d, "buffer_memory", 0));
+        units_size(io, sizeof(io), (uint64_t) output_get_int(d, "io_size", 0));
+        printf("wiped: %" PRId64 " threads x %" PRId64 " buffers x %s = %s of I/O buffers (%s), ",
+               output_get_int(d, "threads", -1), output_get_int(d, "buffers", -1), io, mem,
+               registered ? "registered" : "not registered");
+        if (qd > 0)
+                printf("%" PRId64 " I/Os in flight per device, ", qd);
+        else
+                printf("%" PRId64 " I/Os in flight per device (rotational %" PRId64 "), ",
+                       output_get_int(d, "queue_depth_nonrotational", -1), output_get_int(d, "queue_depth_rotational", -1));
+        if (max_rate > 0)
+                printf("all I/O at most %s\n", units_rate(rate, sizeof(rate), (double) max_rate));
+        else
+                printf("no rate limit\n");
+}
+
 static int output_version_text(struct json_object *o) {
         struct json_object *d = NULL, *ciphers = NULL;
 
@@ -315,6 +339,7 @@ static int output_version_text(struct json_object *o) {
                         printf(" %s", json_object_get_string(json_object_array_get_idx(ciphers, i)));
         }
         printf(", auto = %s)\n", output_get_string(d, "cipher_auto", "?"));
+        output_daemon_line(d);
         return 0;
 }
 
@@ -331,6 +356,8 @@ int output_render(enum output_kind kind, struct json_object *o, bool json) {
         } else
                 switch (kind) {
                 case OUTPUT_JOBS:
+                        if (json_object_object_get_ex(o, "daemon", &v) && json_object_is_type(v, json_type_object))
+                                output_daemon_line(v);
                         json_object_object_get_ex(o, "jobs", &v);
                         output_jobs_text(v);
                         break;

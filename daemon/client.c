@@ -56,6 +56,18 @@ static struct json_object *bad_field(struct request_ctx *c, const char *field, c
         return protocol_reply_error(c->req->id, -EINVAL, "%s: \"%s\" %s", protocol_op_name(c->req->op), field, what);
 }
 
+/* The pool's settings (pool_json()) as fields of o. 0 or -ENOMEM. */
+static int pool_json_add(struct request_ctx *c, struct json_object *o) {
+        _cleanup_json_ struct json_object *p = pool_json(c->pool);
+
+        if (!p)
+                return -ENOMEM;
+        json_object_object_foreach(p, key, val)
+                if (json_object_object_add(o, key, json_object_get(val)) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
 static struct json_object *op_version(struct request_ctx *c) {
         struct json_object *r, *ciphers;
 
@@ -75,10 +87,10 @@ static struct json_object *op_version(struct request_ctx *c) {
         json_object_array_add(ciphers, json_object_new_string(keystream_cipher_name(KEYSTREAM_AES_128_CTR)));
         json_object_array_add(ciphers, json_object_new_string(keystream_cipher_name(KEYSTREAM_CHACHA20)));
         json_object_object_add(r, "ciphers", ciphers);
-        json_object_object_add(r, "threads", json_object_new_int((int) pool_threads(c->pool)));
-        json_object_object_add(r, "io_size", json_object_new_int64(pool_io_size(c->pool)));
-        json_object_object_add(r, "queue_depth", json_object_new_int((int) pool_queue_depth(c->pool)));
-        json_object_object_add(r, "buffer_memory", json_object_new_uint64(pool_memory(c->pool)));
+        if (pool_json_add(c, r) < 0) {
+                json_object_put(r);
+                return NULL;
+        }
         return r;
 }
 
@@ -117,8 +129,32 @@ static struct json_object *parse_verify(struct request_ctx *c, struct job_reques
         return NULL;
 }
 
+/* The per-job I/O settings of a submit: queue_depth, io_size, max_rate. NULL or an error reply. */
+static struct json_object *parse_tuning(struct request_ctx *c, struct job_request *rq) {
+        uint64_t v;
+        int k;
+
+        k = protocol_get_u64(c->req->obj, "queue_depth", &v);
+        if (k == -EINVAL || (k == 0 && (v < 1 || v > WIPED_QD_MAX)))
+                return bad_field(c, "queue_depth", "must be an integer from 1 to 256");
+        if (k == 0)
+                rq->queue_depth = (unsigned) v;
+        k = protocol_get_u64(c->req->obj, "io_size", &v);
+        if (k == -EINVAL || (k == 0 && (v < 4096 || v % 4096 != 0 || v > pool_io_size(c->pool))))
+                return protocol_reply_error(c->req->id, -EINVAL,
+                                            "submit: \"io_size\" must be a multiple of 4096 from 4096 to the daemon's "
+                                            "buffer size (%" PRIu32 ", wiped --io-size)", pool_io_size(c->pool));
+        if (k == 0)
+                rq->io_size = (uint32_t) v;
+        k = protocol_get_u64(c->req->obj, "max_rate", &rq->max_rate);
+        if (k == -EINVAL)
+                return bad_field(c, "max_rate", "must be an integer number of bytes per second (0: none)");
+        return NULL;
+}
+
 static struct json_object *op_submit(struct request_ctx *c) {
-        static const char *const fields[] = { "devices", "cipher", "method", "passes", "verify", "seed", NULL };
+        static const char *const fields[] = { "devices", "cipher", "method", "passes", "verify", "seed",
+                                              "queue_depth", "io_size", "max_rate", NULL };
         _cleanup_free_ const char **devices = NULL, **pass_names = NULL;
         _cleanup_free_ struct job **jobs = NULL;
         _cleanup_free_ struct pass *passes = NULL;
@@ -183,6 +219,8 @@ static struct json_object *op_submit(struct request_ctx *c) {
                 return r;
         if (rq.have_seed && rq.verify != VERIFY_SAMPLE)
                 return bad_field(c, "seed", "only goes with sample verification");
+        if ((r = parse_tuning(c, &rq)))
+                return r;
 
         jobs = calloc(n, sizeof(*jobs));
         if (!jobs)
@@ -231,6 +269,8 @@ static struct json_object *jobs_reply(struct request_ctx *c, const uint64_t *ids
                 for (size_t i = 0; i < n; i++)
                         json_object_array_add(arr, job_to_json(job_find(ids[i])));
         json_object_object_add(r, "jobs", arr);
+        if (c->req->op == PROTOCOL_OP_STATUS && all)
+                json_object_object_add(r, "daemon", pool_json(c->pool));
         return r;
 }
 
@@ -349,6 +389,8 @@ static struct json_object *op_verify(struct request_ctx *c) {
                 rq.verify = VERIFY_LAST;        /* only the last pass is still on the device */
         if (rq.have_seed && rq.verify != VERIFY_SAMPLE)
                 return bad_field(c, "seed", "only goes with sample verification");
+        if ((r = parse_tuning(c, &rq)))
+                return r;
         k = job_verify_again(job, rq.verify, rq.verify_percent, rq.have_seed, rq.seed, err, sizeof(err));
         if (k < 0) {
                 log_warning("job %" PRIu64 ": verify from uid %u refused: %s", job->id, (unsigned) c->peer->uid, err);

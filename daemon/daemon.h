@@ -13,12 +13,17 @@
 #include "chunk.h"
 #include "keystream.h"
 #include "method.h"
+#include "rate.h"
 #include "sample.h"
 
 #define WIPED_STATE_DIR_DEFAULT "/var/lib/wiped"
 #define WIPED_GROUP "wiped"
 #define WIPED_CLIENTS_MAX 1024          /* connections served at once */
-#define WIPED_QUEUE_DEPTH 4             /* writes in flight per worker */
+#define WIPED_BUFFERS 32                /* I/O buffers per worker thread */
+#define WIPED_BUFFERS_MAX 1024
+#define WIPED_QD_SSD 8                  /* writes in flight per non-rotational device */
+#define WIPED_QD_ROTATIONAL 4           /* and per rotational one (one region at a time) */
+#define WIPED_QD_MAX 256
 #define WIPED_THREADS_MAX 256
 #define WIPED_REPLY_BACKLOG_MAX (16u << 20) /* unread reply bytes before a client is dropped */
 
@@ -176,7 +181,10 @@ struct job {
         int fd;                         /* open while the job runs; -1 after it ended */
         struct pool *pool;
         struct chunk_plan plan;
-        uint32_t piece;                 /* bytes per I/O: the pool's I/O size in whole plan sectors */
+        uint32_t piece;                 /* bytes per I/O: at most the pool's buffer, whole plan sectors */
+        unsigned queue_depth;           /* I/Os of this device in flight at most, over all workers */
+        unsigned max_holders;           /* workers writing it at once: 1 for rotational devices */
+        struct rate_limit rate;         /* max_rate of the submit (bps 0: none) */
         enum keystream_cipher cipher;   /* of every random pass; resolved, never AUTO */
         char *method;                   /* a method's name, or "custom" */
         struct job_pass *passes;
@@ -201,6 +209,8 @@ struct job {
         atomic_uint_fast64_t bytes_done;   /* bytes written or read and compared, this run */
         atomic_uint_fast64_t bytes_written; /* over all passes */
         atomic_uint active_chunks;         /* units claimed and not yet released */
+        atomic_uint inflight;              /* I/Os submitted and not completed */
+        atomic_uint holders;               /* workers holding a unit they still submit from */
         atomic_bool abort;                 /* cancel, failure or shutdown: claim nothing more */
         atomic_bool finished;              /* job_finish() ran (exactly once per run; set under lock) */
         atomic_uint run;                   /* run generation: bumped by a later verify (under lock) */
@@ -242,6 +252,9 @@ struct job_request {
         double verify_percent;
         bool have_seed;
         uint64_t seed;
+        unsigned queue_depth;           /* 0: the daemon's default */
+        uint32_t io_size;               /* 0: the daemon's buffer size */
+        uint64_t max_rate;              /* bytes/s, 0: none */
 };
 
 const char *verify_mode_name(enum verify_mode m);
@@ -286,9 +299,18 @@ struct json_object *job_report_json(struct job *job, bool with_keys);
 void job_free_all(void);
 
 /* worker.c */
-/* Start threads worker threads, each with its own io_uring of queue_depth writes of io_size
- * bytes. Returns 0 or -errno. */
-int pool_new(struct pool **ret, unsigned threads, unsigned queue_depth, uint32_t io_size);
+struct pool_config {
+        unsigned threads;               /* worker threads */
+        unsigned buffers;               /* I/O buffers (and I/Os in flight) per worker */
+        uint32_t io_size;               /* bytes per buffer: the largest I/O */
+        unsigned queue_depth;           /* default I/Os in flight per device; 0: from its topology */
+        uint64_t max_rate;              /* bytes/s over all jobs; 0: none */
+};
+
+/* Start the worker threads, each with its own io_uring and buffers. Returns 0 or -errno. */
+int pool_new(struct pool **ret, const struct pool_config *cfg);
+/* The I/Os in flight a device gets by default (from the pool's setting or its topology). */
+unsigned pool_device_queue_depth(struct pool *pool, const struct device_identity *id);
 /* Make a job's units claimable. */
 void pool_add_job(struct pool *pool, struct job *job);
 /* Run fn(job) under the pool lock: changes to a job's stage are made there. */
@@ -299,8 +321,16 @@ void pool_unlock(struct pool *pool);
 void pool_free(struct pool *pool);
 unsigned pool_threads(struct pool *pool);
 uint32_t pool_io_size(struct pool *pool);
+unsigned pool_buffers(struct pool *pool);
 unsigned pool_queue_depth(struct pool *pool);
+uint64_t pool_max_rate(struct pool *pool);
+/* Bytes of I/O buffers: threads x buffers x io_size, plus verification scratch. */
 uint64_t pool_memory(struct pool *pool);
+/* Whether every worker's buffers are registered (pinned) with its ring. */
+bool pool_registered(struct pool *pool);
+/* {"threads","buffers","io_size","queue_depth","max_rate","buffer_memory","registered_buffers",
+ *  "registered_files"}; NULL on ENOMEM. */
+struct json_object *pool_json(struct pool *pool);
 
 /* server.c */
 struct server_config {

@@ -319,10 +319,18 @@ static struct job *job_new(const char *device, struct device_probe *probe, const
             io_size % job->info.physical_sector == 0 && job->info.size % job->info.physical_sector == 0)
                 unit = job->info.physical_sector;
         *r = chunk_plan_init(&job->plan, job->info.size, unit, 0, io_size);
-        /* Every I/O is whole sectors of the plan, and fits the pool's buffers. */
-        job->piece = io_size / unit * unit;
+        /* Every I/O is whole sectors of the plan and fits the pool's buffers; where the device
+         * names an optimal I/O size (a RAID stripe) that fits, a whole number of those. */
+        job->piece = (rq->io_size ? rq->io_size : io_size) / unit * unit;
+        if (!rq->io_size && job->info.optimal_io > unit && job->info.optimal_io <= job->piece &&
+            job->info.optimal_io % unit == 0)
+                job->piece = job->piece / job->info.optimal_io * job->info.optimal_io;
         if (*r == 0 && job->piece == 0)
                 *r = -EINVAL;
+        job->queue_depth = rq->queue_depth ? rq->queue_depth : pool_device_queue_depth(pool, &job->info);
+        /* A disk with heads is written in order: one region at a time. */
+        job->max_holders = job->info.rotational ? 1 : WIPED_THREADS_MAX;
+        rate_init(&job->rate, rq->max_rate);
         if (*r == 0 && job->verify == VERIFY_SAMPLE)
                 *r = job_plan_sample(job, rq->verify_percent, rq->have_seed, rq->seed);
         if (*r == 0)
@@ -399,10 +407,12 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
                 jobs_tail = job;
                 ret[i] = job;
                 log_info("job %" PRIu64 ": %s: started: method %s (%u passes), %s, verify %s, %" PRIu64 " bytes, "
-                         "sector %u, %" PRIu64 " chunks of %" PRIu64 " bytes",
+                         "sector %u, %" PRIu64 " chunks of %" PRIu64 " bytes, %u I/Os of %" PRIu32 " bytes in flight%s, "
+                         "max rate %" PRIu64 " B/s",
                          job->id, job->info.node, job->method, job->n_passes, keystream_cipher_name(job->cipher),
                          verify_mode_name(job->verify), job->info.size, job->info.logical_sector, job->plan.n_chunks,
-                         job->plan.chunk_size);
+                         job->plan.chunk_size, job->queue_depth, job->piece,
+                         job->info.rotational ? " (rotational: in order)" : "", job->rate.bps);
                 pool_add_job(pool, job);
         }
         return 0;
@@ -845,6 +855,9 @@ struct json_object *job_to_json(struct job *job) {
         pthread_mutex_unlock(&job->lock);
         json_add(o, "verify", v);
         json_add(o, "sector_size", json_object_new_int64(job->info.logical_sector));
+        json_add(o, "queue_depth", json_object_new_int64(job->queue_depth));
+        json_add(o, "io_size", json_object_new_int64(job->piece));
+        json_add(o, "max_rate", json_object_new_uint64(job->rate.bps));
         json_add(o, "started_at", json_object_new_int64((int64_t) job->started_at));
         json_add(o, "ended_at", ended > 0 ? json_object_new_int64((int64_t) ended) : NULL);
         json_add(o, "elapsed_s", json_fixed(elapsed, 3));
@@ -987,6 +1000,9 @@ struct json_object *job_report_json(struct job *job, bool with_keys) {
         json_add(o, "bytes_total", json_object_new_uint64(job->info.size));
         json_add(o, "bytes_written", json_object_new_uint64(written));
         json_add(o, "sector_size", json_object_new_int64(job->info.logical_sector));
+        json_add(o, "queue_depth", json_object_new_int64(job->queue_depth));
+        json_add(o, "io_size", json_object_new_int64(job->piece));
+        json_add(o, "max_rate", json_object_new_uint64(job->rate.bps));
         json_add(o, "started_at", json_object_new_int64((int64_t) started));
         json_add(o, "ended_at", ended > 0 ? json_object_new_int64((int64_t) ended) : NULL);
         json_add(o, "duration_s", json_fixed(duration, 3));

@@ -27,7 +27,9 @@ struct options {
         const char *state_dir;
         unsigned threads;
         unsigned queue_depth;
+        unsigned buffers;
         uint32_t io_size;
+        uint64_t max_rate;
         bool foreground;
         bool verbose;
 };
@@ -39,23 +41,27 @@ static void usage(FILE *f) {
                 "  -s, --socket PATH      control socket (default $WIPED_SOCKET or " PROTOCOL_SOCKET_DEFAULT ")\n"
                 "  -d, --state-dir DIR    state directory (default " WIPED_STATE_DIR_DEFAULT ")\n"
                 "  -t, --threads N        worker threads (default: one per CPU)\n"
-                "      --queue-depth N    writes in flight per worker (default %d)\n"
-                "      --io-size SIZE     bytes per write, multiple of 4096 (default 1M)\n"
+                "      --buffers N        I/O buffers per thread: I/Os in flight (default %d)\n"
+                "      --io-size SIZE     bytes per buffer: the largest I/O, multiple of 4096 (default 1M)\n"
+                "      --queue-depth N    I/Os in flight per device (default: %d, rotational %d)\n"
+                "      --max-rate RATE    limit of all I/O together, bytes/s (200M = 200 MB/s; default none)\n"
                 "  -f, --foreground       do not detach\n"
                 "  -v, --verbose          debug messages\n"
                 "  -h, --help             this text\n"
                 "  -V, --version          version\n\n"
-                "See wiped(8).\n", WIPED_QUEUE_DEPTH);
+                "See wiped(8).\n", WIPED_BUFFERS, WIPED_QD_SSD, WIPED_QD_ROTATIONAL);
 }
 
 static int parse_args(int argc, char **argv, struct options *o) {
-        enum { OPT_QD = 256, OPT_IO };
+        enum { OPT_QD = 256, OPT_IO, OPT_BUFFERS, OPT_RATE };
         static const struct option longopts[] = {
                 { "socket", required_argument, NULL, 's' },
                 { "state-dir", required_argument, NULL, 'd' },
                 { "threads", required_argument, NULL, 't' },
                 { "queue-depth", required_argument, NULL, OPT_QD },
                 { "io-size", required_argument, NULL, OPT_IO },
+                { "buffers", required_argument, NULL, OPT_BUFFERS },
+                { "max-rate", required_argument, NULL, OPT_RATE },
                 { "foreground", no_argument, NULL, 'f' },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
@@ -77,17 +83,29 @@ static int parse_args(int argc, char **argv, struct options *o) {
                         break;
                 case 't':
                 case OPT_QD:
+                case OPT_BUFFERS: {
+                        long max = c == 't' ? WIPED_THREADS_MAX : c == OPT_QD ? WIPED_QD_MAX : WIPED_BUFFERS_MAX;
+                        const char *what = c == 't' ? "thread count" : c == OPT_QD ? "queue depth" : "buffer count";
+
                         errno = 0;
                         n = strtol(optarg, &end, 10);
-                        if (errno || *end || n < 1 || n > (c == 't' ? WIPED_THREADS_MAX : 256)) {
-                                fprintf(stderr, "wiped: %s: invalid %s (1..%d)\n", optarg,
-                                        c == 't' ? "thread count" : "queue depth", c == 't' ? WIPED_THREADS_MAX : 256);
+                        if (errno || *end || end == optarg || n < 1 || n > max) {
+                                fprintf(stderr, "wiped: %s: invalid %s (1..%ld)\n", optarg, what, max);
                                 return -EINVAL;
                         }
                         if (c == 't')
                                 o->threads = (unsigned) n;
-                        else
+                        else if (c == OPT_QD)
                                 o->queue_depth = (unsigned) n;
+                        else
+                                o->buffers = (unsigned) n;
+                        break;
+                }
+                case OPT_RATE:
+                        if (units_parse_rate(optarg, &o->max_rate) < 0) {
+                                fprintf(stderr, "wiped: %s: invalid rate (e.g. 200M for 200 MB/s, 0 for none)\n", optarg);
+                                return -EINVAL;
+                        }
                         break;
                 case OPT_IO:
                         if (units_parse_size(optarg, &sz) < 0 || sz < 4096 || sz > (64u << 20) || sz % 4096) {
@@ -257,7 +275,7 @@ int main(int argc, char **argv) {
         struct options o = {
                 .socket_path = getenv("WIPED_SOCKET") ? getenv("WIPED_SOCKET") : PROTOCOL_SOCKET_DEFAULT,
                 .state_dir = WIPED_STATE_DIR_DEFAULT,
-                .queue_depth = WIPED_QUEUE_DEPTH,
+                .buffers = WIPED_BUFFERS,
                 .io_size = 1u << 20,
         };
         struct pool *pool = NULL;
@@ -308,13 +326,25 @@ int main(int argc, char **argv) {
                 log_error("%s: cannot listen: %s", o.socket_path, strerror(-listen_fd));
                 goto fail;
         }
-        r = pool_new(&pool, o.threads, o.queue_depth, o.io_size);
+        r = pool_new(&pool, &(struct pool_config) { .threads = o.threads, .buffers = o.buffers, .io_size = o.io_size,
+                                                    .queue_depth = o.queue_depth, .max_rate = o.max_rate });
         if (r < 0) {
                 log_error("cannot start %u workers: %s", o.threads, strerror(-r));
                 goto fail;
         }
-        log_info("wiped " PACKAGE_VERSION ": socket %s, state %s, %u threads x %u writes x %u KiB",
-                 o.socket_path, o.state_dir, o.threads, o.queue_depth, o.io_size >> 10);
+        {
+                char mem[32], rate[32], qd[32];
+
+                if (o.queue_depth)
+                        snprintf(qd, sizeof(qd), "%u", o.queue_depth);
+                else
+                        snprintf(qd, sizeof(qd), "%d (rotational %d)", WIPED_QD_SSD, WIPED_QD_ROTATIONAL);
+                log_info("wiped " PACKAGE_VERSION ": socket %s, state %s; %u threads x %u buffers x %u KiB = %s of I/O "
+                         "buffers (%s); %s I/Os in flight per device; rate limit %s", o.socket_path, o.state_dir,
+                         o.threads, o.buffers, o.io_size >> 10, units_size(mem, sizeof(mem), pool_memory(pool)),
+                         pool_registered(pool) ? "registered" : "not registered", qd,
+                         o.max_rate ? units_rate(rate, sizeof(rate), (double) o.max_rate) : "none");
+        }
         daemonize_ready(ready_fd, true);
         ready_fd = -1;
 

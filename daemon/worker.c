@@ -1,13 +1,22 @@
-/* The worker pool: threads that claim chunks of running jobs and write their keystream with
+/* The worker pool: threads that write (and read back) the chunks of every running job with
  * io_uring and O_DIRECT.
  *
- * Each worker owns one io_uring ring, queue_depth registered buffers of io_size bytes and one
- * keystream context (re-keyed when it moves to another job's chunk). It keeps up to queue_depth
- * writes in flight: fill a free buffer with the keystream for exactly its device offsets, submit
- * it with write_fixed, and on completion account it and reuse the buffer. Chunks are claimed in
- * ascending order from the running jobs in turn, under the pool lock (one lock per chunk, none
- * per write). A worker moves on to its next chunk while the previous one drains, so the device
- * never waits at chunk boundaries. */
+ * Each worker owns one io_uring ring, `buffers` registered buffers of io_size bytes, a table of
+ * registered files and one keystream context (re-keyed when it moves to another job's pass).
+ *
+ * Every worker serves every running job at once: it holds one unit (a 64 MiB chunk, or a group
+ * of sample extents) of each job, up to one per buffer, and gives its free buffers to the held
+ * units in turn. A buffer is filled with exactly the bytes the pass has at its device offsets
+ * and submitted; on completion it is accounted and reused. So with more devices than threads
+ * every device progresses together, and a device with spare capacity gets the buffers the
+ * others cannot use. Limits, all checked without a lock:
+ *  - a device never has more than its queue depth of I/Os in flight (over all workers);
+ *  - a rotational device is held by one worker at a time, so its chunks are written in order;
+ *  - a job's and the pool's rate limits (rate.h).
+ *
+ * Units are claimed under the pool lock, once per unit and not per write. A worker looks for
+ * new units when the pool's epoch moves (a job was added, a unit was given up) or when one of
+ * its units ran out. */
 #include "config.h"
 
 #include <errno.h>
@@ -17,14 +26,23 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 #include <liburing.h>
 
+#include "cleanup.h"
 #include "daemon.h"
 
 /* Verification regenerates the expected data in pieces this small, so that it is still in the
  * cache when compared (a whole 1 MiB buffer would be evicted between fill and compare). */
 #define WORKER_SCRATCH (64u << 10)
+/* Filled buffers are handed to the kernel in batches of this many, or at once while fewer than
+ * SUBMIT_LOW of the worker's I/Os are with the device (so that it never idles while we fill). */
+#define SUBMIT_BATCH 4
+#define SUBMIT_LOW 2
+/* How long a worker whose units are all at their device's queue depth waits before it looks
+ * again (completions of other workers free those places without waking it). */
+#define CAPPED_WAIT_NS (2ull * 1000 * 1000)
 
 /* A unit a worker holds: its extents, how far submission got, and I/O still in flight. */
 struct chunk_work {
@@ -32,6 +50,8 @@ struct chunk_work {
         size_t ext;                     /* extent being submitted */
         uint64_t cursor;                /* next device offset to submit in it */
         unsigned pending;               /* I/Os of this unit in flight */
+        bool held;                      /* in the worker's held list: more to submit */
+        int file;                       /* index in the worker's registered files, -1 if none */
 };
 
 /* One registered buffer and the I/O it carries. */
@@ -44,6 +64,12 @@ struct slot {
         uint32_t done;                  /* bytes already transferred (short transfers) */
 };
 
+/* A registered file: the job whose descriptor it is, and how many units use it. */
+struct worker_file {
+        struct job *job;
+        unsigned refs;
+};
+
 struct worker {
         struct pool *pool;
         unsigned index;
@@ -51,29 +77,51 @@ struct worker {
         struct io_uring ring;
         bool ring_ok;
         bool fixed;                     /* buffers registered: use read/write_fixed */
+        bool fixed_files;               /* files table registered (sparse) */
         struct slot *slots;
+        unsigned *free_slots;           /* stack of free slot indexes */
+        unsigned n_free;
         void *scratch;                  /* WORKER_SCRATCH bytes: expected data of a verification read */
-        unsigned inflight;
-        struct chunk_work *current;     /* unit being submitted, NULL when none */
+        unsigned inflight;              /* slots with I/O queued or in flight */
+        unsigned unsubmitted;           /* of which not yet given to the kernel */
+        struct chunk_work **held;       /* units with more to submit, at most pool->buffers */
+        unsigned n_held;
+        unsigned rr;                    /* round-robin cursor over held */
+        bool claim_now;                 /* a unit ran out: look for the next one */
+        uint_fast64_t epoch_seen;       /* pool epoch at the last look for units */
+        struct worker_file *files;      /* pool->buffers entries */
         struct keystream *ks;
         const struct job_pass *ks_pass; /* pass whose key ks holds */
 };
 
 struct pool {
         pthread_mutex_t lock;
-        pthread_cond_t cond;            /* signalled when jobs are added or on stop */
-        struct job **active;            /* jobs with chunks left to claim */
+        pthread_cond_t cond;            /* broadcast when the epoch moves or on stop */
+        struct job **active;            /* jobs with units left to claim */
         size_t n_active, cap_active;
-        size_t rr;                      /* round-robin cursor over active */
+        size_t rr;                      /* where the next look for units starts */
+        atomic_uint_fast64_t epoch;     /* moves when there may be new units to claim */
         atomic_bool stop;
-        unsigned threads, queue_depth;
+        unsigned threads, buffers, queue_depth;
         uint32_t io_size;
+        struct rate_limit rate;
         struct worker *workers;
         unsigned started;
 };
 
+static uint64_t now_ns(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
 unsigned pool_threads(struct pool *pool) {
         return pool->threads;
+}
+
+unsigned pool_buffers(struct pool *pool) {
+        return pool->buffers;
 }
 
 unsigned pool_queue_depth(struct pool *pool) {
@@ -84,9 +132,53 @@ uint32_t pool_io_size(struct pool *pool) {
         return pool->io_size;
 }
 
+uint64_t pool_max_rate(struct pool *pool) {
+        return pool->rate.bps;
+}
+
 uint64_t pool_memory(struct pool *pool) {
-        /* Each worker: queue_depth I/O buffers and a small scratch buffer for verification. */
-        return (uint64_t) pool->threads * ((uint64_t) pool->queue_depth * pool->io_size + WORKER_SCRATCH);
+        /* Each worker: its I/O buffers and a small scratch buffer for verification. */
+        return (uint64_t) pool->threads * ((uint64_t) pool->buffers * pool->io_size + WORKER_SCRATCH);
+}
+
+bool pool_registered(struct pool *pool) {
+        for (unsigned i = 0; i < pool->started; i++)
+                if (!pool->workers[i].fixed)
+                        return false;
+        return pool->started > 0;
+}
+
+static bool pool_files_registered(struct pool *pool) {
+        for (unsigned i = 0; i < pool->started; i++)
+                if (!pool->workers[i].fixed_files)
+                        return false;
+        return pool->started > 0;
+}
+
+struct json_object *pool_json(struct pool *pool) {
+        struct json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        json_object_object_add(o, "threads", json_object_new_int((int) pool->threads));
+        json_object_object_add(o, "buffers", json_object_new_int((int) pool->buffers));
+        json_object_object_add(o, "io_size", json_object_new_int64(pool->io_size));
+        json_object_object_add(o, "queue_depth", json_object_new_int((int) pool->queue_depth));
+        json_object_object_add(o, "queue_depth_nonrotational",
+                               json_object_new_int((int) (pool->queue_depth ? pool->queue_depth : WIPED_QD_SSD)));
+        json_object_object_add(o, "queue_depth_rotational",
+                               json_object_new_int((int) (pool->queue_depth ? pool->queue_depth : WIPED_QD_ROTATIONAL)));
+        json_object_object_add(o, "max_rate", json_object_new_uint64(pool->rate.bps));
+        json_object_object_add(o, "buffer_memory", json_object_new_uint64(pool_memory(pool)));
+        json_object_object_add(o, "registered_buffers", json_object_new_boolean(pool_registered(pool)));
+        json_object_object_add(o, "registered_files", json_object_new_boolean(pool_files_registered(pool)));
+        return o;
+}
+
+unsigned pool_device_queue_depth(struct pool *pool, const struct device_identity *id) {
+        if (pool->queue_depth)
+                return pool->queue_depth;
+        return id->rotational ? WIPED_QD_ROTATIONAL : WIPED_QD_SSD;
 }
 
 void pool_lock(struct pool *pool) {
@@ -103,12 +195,24 @@ void pool_locked(struct pool *pool, void (*fn)(struct job *), struct job *job) {
         pthread_mutex_unlock(&pool->lock);
 }
 
+/* There may be units to claim: every worker looks again. Called with the pool lock held. */
+static void pool_bump_locked(struct pool *pool) {
+        atomic_fetch_add(&pool->epoch, 1);
+        pthread_cond_broadcast(&pool->cond);
+}
+
+static void pool_bump(struct pool *pool) {
+        pthread_mutex_lock(&pool->lock);
+        pool_bump_locked(pool);
+        pthread_mutex_unlock(&pool->lock);
+}
+
 void pool_add_job(struct pool *pool, struct job *job) {
         pthread_mutex_lock(&pool->lock);
         for (size_t i = 0; i < pool->n_active; i++)
                 if (pool->active[i] == job) {
                         /* Still listed from its previous stage: it is claimable again as it is. */
-                        pthread_cond_broadcast(&pool->cond);
+                        pool_bump_locked(pool);
                         pthread_mutex_unlock(&pool->lock);
                         return;
                 }
@@ -128,46 +232,127 @@ void pool_add_job(struct pool *pool, struct job *job) {
                 pool->cap_active = cap;
         }
         pool->active[pool->n_active++] = job;
-        pthread_cond_broadcast(&pool->cond);
+        pool_bump_locked(pool);
         pthread_mutex_unlock(&pool->lock);
 }
 
-/* Claim the next unit of some running job, round-robin over the jobs. Jobs with nothing left to
- * claim (or aborted) leave the active list. Returns a new chunk_work or NULL. Caller holds no lock. */
-static struct chunk_work *pool_claim(struct pool *pool) {
-        struct chunk_work *cw = NULL;
+/* The registered-file index of the job's descriptor in this worker's ring (registering it if
+ * needed), or -1 to use the plain descriptor. */
+static int worker_file_get(struct worker *w, struct job *job) {
+        int free_idx = -1;
 
+        if (!w->fixed_files)
+                return -1;
+        for (unsigned i = 0; i < w->pool->buffers; i++) {
+                if (w->files[i].job == job) {
+                        w->files[i].refs++;
+                        return (int) i;
+                }
+                if (!w->files[i].job && free_idx < 0)
+                        free_idx = (int) i;
+        }
+        if (free_idx < 0 || io_uring_register_files_update(&w->ring, (unsigned) free_idx, &job->fd, 1) != 1)
+                return -1;
+        w->files[free_idx] = (struct worker_file) { .job = job, .refs = 1 };
+        return free_idx;
+}
+
+/* A unit no longer uses its registered file: unregister it with its last user, before the unit
+ * is released (the job may end and close the device then, and the ring must not keep it open). */
+static void worker_file_put(struct worker *w, int idx) {
+        int none = -1;
+
+        if (idx < 0 || --w->files[idx].refs > 0)
+                return;
+        w->files[idx].job = NULL;
+        if (io_uring_register_files_update(&w->ring, (unsigned) idx, &none, 1) != 1)
+                /* Then the ring keeps the device open until the daemon stops. */
+                log_error("worker %u: cannot unregister the descriptor of a device", w->index);
+}
+
+static bool worker_holds(const struct worker *w, const struct job *job) {
+        for (unsigned i = 0; i < w->n_held; i++)
+                if (w->held[i]->u.job == job)
+                        return true;
+        return false;
+}
+
+/* Jobs written by one worker at a time (rotational devices) are shared out evenly, so that the
+ * first worker to look does not take them all: how many more this worker may take. Called with
+ * the pool lock held. */
+static unsigned worker_exclusive_room(const struct worker *w) {
+        const struct pool *pool = w->pool;
+        unsigned total = 0, mine = 0, share;
+
+        for (size_t i = 0; i < pool->n_active; i++)
+                total += pool->active[i]->max_holders == 1;
+        for (unsigned i = 0; i < w->n_held; i++)
+                mine += w->held[i]->u.job->max_holders == 1;
+        share = (total + pool->threads - 1) / pool->threads;
+        return share > mine ? share - mine : 0;
+}
+
+/* Claim one unit of every running job this worker holds none of (and that has room for another
+ * worker), as long as it has room to hold them. Jobs with nothing left to claim (or aborted)
+ * leave the active list. Caller holds no lock. */
+static void worker_claim(struct worker *w) {
+        struct pool *pool = w->pool;
+        size_t scanned = 0, i;
+        unsigned exclusive;
+
+        w->claim_now = false;
+        w->epoch_seen = atomic_load(&pool->epoch);
         pthread_mutex_lock(&pool->lock);
-        while (pool->n_active > 0 && !atomic_load(&pool->stop)) {
-                size_t i = pool->rr % pool->n_active;
+        exclusive = worker_exclusive_room(w);
+        i = pool->n_active ? pool->rr % pool->n_active : 0;
+        while (pool->n_active > 0 && scanned < pool->n_active && w->n_held < pool->buffers &&
+               !atomic_load(&pool->stop)) {
                 struct job *job = pool->active[i];
                 unsigned run = atomic_load(&job->run);
+                struct chunk_work *cw;
                 struct job_unit u;
 
+                if (worker_holds(w, job) || atomic_load(&job->holders) >= job->max_holders ||
+                    (job->max_holders == 1 && exclusive == 0)) {
+                        scanned++;
+                        i = (i + 1) % pool->n_active;
+                        continue;
+                }
                 /* Count ourselves in before looking at abort: see job_cancel(). */
                 atomic_fetch_add(&job->active_chunks, 1);
                 if (!job_claim_unit(job, &u)) {
                         pool->active[i] = pool->active[--pool->n_active];
+                        pool_bump_locked(pool);
                         pthread_mutex_unlock(&pool->lock);
                         job_release_chunk(job, false, run);
                         pthread_mutex_lock(&pool->lock);
+                        if (i >= pool->n_active)
+                                i = 0;
                         continue;
                 }
-                pool->rr = i + 1;
                 cw = malloc(sizeof(*cw));
                 if (!cw) {
                         pthread_mutex_unlock(&pool->lock);
                         job_fail(job, -ENOMEM, "%s: out of memory", job->info.node);
                         job_release_chunk(job, false, u.run);
-                        return NULL;
+                        return;
                 }
-                *cw = (struct chunk_work) { .u = u, .cursor = u.extents[0].offset };
+                *cw = (struct chunk_work) { .u = u, .cursor = u.extents[0].offset, .held = true, .file = -1 };
                 if (u.extents == &u.one)
                         cw->u.extents = &cw->u.one;     /* point at the copy's own chunk extent */
-                break;
+                atomic_fetch_add(&job->holders, 1);
+                exclusive -= job->max_holders == 1;
+                w->held[w->n_held++] = cw;
+                scanned++;
+                i = (i + 1) % pool->n_active;
+                pool->rr = i;
         }
         pthread_mutex_unlock(&pool->lock);
-        return cw;
+
+        /* Outside the lock: registering is a system call. */
+        for (unsigned k = 0; k < w->n_held; k++)
+                if (w->held[k]->file < 0 && w->held[k]->pending == 0)
+                        w->held[k]->file = worker_file_get(w, w->held[k]->u.job);
 }
 
 /* Whether the unit has more to submit; if so its next piece of at most max bytes. */
@@ -194,14 +379,31 @@ static bool unit_exhausted(struct chunk_work *cw) {
         return !unit_next_piece(cw, 1, &off, &len);
 }
 
-/* Release a unit when nothing of it is in flight and nothing more will be submitted. */
-static void worker_chunk_maybe_release(struct worker *w, struct chunk_work *cw) {
-        bool aborted = atomic_load(&cw->u.job->abort);
+/* Give a unit back once nothing of it is in flight and it is no longer held: finished when all
+ * of it was submitted and the job was not aborted. Others may then claim its job's next unit. */
+static void worker_unit_maybe_release(struct worker *w, struct chunk_work *cw) {
+        struct job *job = cw->u.job;
+        bool aborted = atomic_load(&job->abort);
 
-        if (cw->pending > 0 || (!unit_exhausted(cw) && !aborted) || cw == w->current)
+        if (cw->pending > 0 || cw->held)
                 return;
-        job_release_chunk(cw->u.job, unit_exhausted(cw) && !aborted, cw->u.run);
+        worker_file_put(w, cw->file);
+        job_release_chunk(job, unit_exhausted(cw) && !aborted, cw->u.run);
         free(cw);
+        pool_bump(w->pool);
+}
+
+/* Stop submitting from held[i]: it ran out, its job was aborted, or the pool is stopping. */
+static void worker_unhold(struct worker *w, unsigned i) {
+        struct chunk_work *cw = w->held[i];
+
+        w->held[i] = w->held[--w->n_held];
+        cw->held = false;
+        atomic_fetch_sub(&cw->u.job->holders, 1);
+        if (cw->pending > 0)
+                /* Another worker may take the job's next unit meanwhile. */
+                pool_bump(w->pool);
+        worker_unit_maybe_release(w, cw);
 }
 
 /* Key the worker's keystream for a random pass. 0 or -errno. */
@@ -218,7 +420,7 @@ static int worker_key(struct worker *w, const struct job *job, const struct job_
 static void worker_queue(struct worker *w, struct slot *s) {
         struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
         unsigned idx = (unsigned) (s - w->slots), len = s->len - s->done;
-        int fd = s->cw->u.job->fd;
+        int fd = s->cw->file >= 0 ? s->cw->file : s->cw->u.job->fd;
         char *p = (char *) s->buf + s->done;
         uint64_t off = s->offset + s->done;
 
@@ -231,7 +433,18 @@ static void worker_queue(struct worker *w, struct slot *s) {
                 io_uring_prep_write_fixed(sqe, fd, p, len, off, (int) idx);
         else
                 io_uring_prep_write(sqe, fd, p, len, off);
+        if (s->cw->file >= 0)
+                io_uring_sqe_set_flags(sqe, IOSQE_FIXED_FILE);
         io_uring_sqe_set_data(sqe, s);
+        w->unsubmitted++;
+}
+
+static void worker_submit(struct worker *w) {
+        int r = io_uring_submit(&w->ring);
+
+        /* What the kernel did not take stays queued for the next submit_and_wait. */
+        if (r > 0)
+                w->unsubmitted = (unsigned) r >= w->unsubmitted ? 0 : w->unsubmitted - (unsigned) r;
 }
 
 /* What a pass has at [off, off+len): the keystream or the pattern, into buf. 0 or -errno. */
@@ -248,54 +461,139 @@ static int worker_expected(struct worker *w, const struct job_unit *u, void *buf
         return keystream_fill(w->ks, buf, off, len);
 }
 
-/* Fill free slots with the next pieces of the current unit (claiming units as needed) and queue
- * their I/O: writes carry exactly the pass's bytes for their offsets, reads are compared on
- * completion. Returns the number queued. */
-static unsigned worker_fill(struct worker *w) {
-        struct pool *pool = w->pool;
-        unsigned queued = 0;
+/* Take a place in the device's queue: false when it has queue_depth I/Os in flight already. */
+static bool job_inflight_take(struct job *job) {
+        unsigned n = atomic_load_explicit(&job->inflight, memory_order_relaxed);
 
-        for (unsigned i = 0; i < pool->queue_depth && !atomic_load(&pool->stop); i++) {
-                struct slot *s = &w->slots[i];
+        do
+                if (n >= job->queue_depth)
+                        return false;
+        while (!atomic_compare_exchange_weak_explicit(&job->inflight, &n, n + 1, memory_order_relaxed,
+                                                      memory_order_relaxed));
+        return true;
+}
+
+/* How far a job got, as a fraction of its work (bytes done, and in flight at full size), scaled
+ * to 2^32: the held unit of the job that lags most is served first. */
+static uint64_t job_progress(struct job *job) {
+        uint64_t total = job->work_total ? job->work_total : 1;
+        uint64_t done = atomic_load_explicit(&job->bytes_done, memory_order_relaxed) +
+                        (uint64_t) atomic_load_explicit(&job->inflight, memory_order_relaxed) * job->piece;
+
+        return (uint64_t) (((unsigned __int128) done << 32) / total);
+}
+
+/* The held unit that may submit a piece now and whose job lags most (ties in turn): *off and
+ * *len set, a place in its device's queue and its bytes of the rate limits taken. NULL when none
+ * may; then *wait_ns is the time until a rate limit lets one (0 when none is rate-limited). */
+static struct chunk_work *worker_pick(struct worker *w, uint64_t *off, uint32_t *len, uint64_t *wait_ns) {
+        struct pool *pool = w->pool;
+        uint64_t now = 0;
+
+        *wait_ns = 0;
+        for (;;) {
+                struct chunk_work *best = NULL;
+                uint64_t best_progress = UINT64_MAX;
+                unsigned best_i = 0;
+
+                for (unsigned k = 0; k < w->n_held;) {
+                        unsigned i = (w->rr + k) % w->n_held;
+                        struct chunk_work *cw = w->held[i];
+                        struct job *job = cw->u.job;
+                        uint64_t o, progress;
+                        uint32_t l;
+
+                        if (atomic_load(&job->abort) || !unit_next_piece(cw, job->piece, &o, &l)) {
+                                /* The job's next unit, if any, is claimed before this worker waits. */
+                                w->claim_now = true;
+                                worker_unhold(w, i);
+                                continue;       /* held[i] is now another unit: look at it */
+                        }
+                        k++;
+                        if (atomic_load_explicit(&job->inflight, memory_order_relaxed) >= job->queue_depth)
+                                continue;
+                        if (job->rate.bps || pool->rate.bps) {
+                                uint64_t wj, wp;
+
+                                if (!now)
+                                        now = now_ns();
+                                wj = rate_wait(&job->rate, now);
+                                wp = rate_wait(&pool->rate, now);
+                                if (wj || wp) {
+                                        uint64_t wt = wj > wp ? wj : wp;
+
+                                        if (!*wait_ns || wt < *wait_ns)
+                                                *wait_ns = wt;
+                                        continue;
+                                }
+                        }
+                        progress = job_progress(job);
+                        if (progress < best_progress) {
+                                best = cw;
+                                best_progress = progress;
+                                best_i = i;
+                        }
+                }
+                if (!best)
+                        return NULL;
+                /* Another worker may have taken the last place in the queue meanwhile: look again. */
+                if (!job_inflight_take(best->u.job))
+                        continue;
+                unit_next_piece(best, best->u.job->piece, off, len);
+                if (now) {
+                        rate_take(&best->u.job->rate, now, *len);
+                        rate_take(&pool->rate, now, *len);
+                }
+                w->rr = best_i + 1;
+                return best;
+        }
+}
+
+/* Fill free buffers with the next pieces of the held units (claiming units as needed) and queue
+ * their I/O: writes carry exactly the pass's bytes for their offsets, reads are compared on
+ * completion. Returns the time a rate limit asks to wait, or 0. */
+static uint64_t worker_fill(struct worker *w) {
+        struct pool *pool = w->pool;
+        uint64_t wait_ns = 0;
+
+        while (w->n_free > 0 && !atomic_load(&pool->stop)) {
+                struct slot *s = &w->slots[w->free_slots[w->n_free - 1]];
                 struct chunk_work *cw;
                 struct job *job;
                 uint64_t off = 0;
                 uint32_t len = 0;
                 int r;
 
-                if (s->cw)
-                        continue;
-                while (!w->current || atomic_load(&w->current->u.job->abort) ||
-                       !unit_next_piece(w->current, w->current->u.job->piece, &off, &len)) {
-                        if (w->current) {
-                                cw = w->current;
-                                w->current = NULL;
-                                worker_chunk_maybe_release(w, cw);
-                        }
-                        w->current = pool_claim(pool);
-                        if (!w->current)
-                                return queued;
+                if (w->claim_now || atomic_load(&pool->epoch) != w->epoch_seen)
+                        worker_claim(w);
+                cw = worker_pick(w, &off, &len, &wait_ns);
+                if (!cw && w->claim_now) {
+                        worker_claim(w);
+                        cw = worker_pick(w, &off, &len, &wait_ns);
                 }
-                cw = w->current;
+                if (!cw)
+                        break;
                 job = cw->u.job;
                 if (cw->u.kind == STAGE_WRITE) {
                         r = worker_expected(w, &cw->u, s->buf, off, len);
                         if (r < 0) {
+                                atomic_fetch_sub(&job->inflight, 1);
                                 job_fail(job, r, "%s: cannot make the data of pass %u at offset %" PRIu64 ": %s",
                                          job->info.node, cw->u.pass_index + 1, off, strerror(-r));
                                 continue;
                         }
                 }
+                w->n_free--;
                 *s = (struct slot) { .buf = s->buf, .cw = cw, .read = cw->u.kind == STAGE_VERIFY, .offset = off, .len = len };
                 cw->cursor = off + len;
                 cw->pending++;
                 worker_queue(w, s);
-                queued++;
                 w->inflight++;
-                /* Start the device on this I/O while the next buffer is filled. */
-                io_uring_submit(&w->ring);
+                /* Start the device at once while it has little to do; else hand over batches. */
+                if (w->inflight - w->unsubmitted < SUBMIT_LOW || w->unsubmitted >= SUBMIT_BATCH)
+                        worker_submit(w);
         }
-        return queued;
+        return wait_ns;
 }
 
 /* Whether got[0..len) is what the pass has at offset off. For random passes the expected bytes
@@ -358,6 +656,7 @@ static void worker_complete(struct worker *w, struct slot *s, int res) {
                 worker_queue(w, s);
                 return;
         }
+        atomic_fetch_sub(&job->inflight, 1);
         if (res <= 0)
                 job_fail(job, res < 0 ? res : -EIO, "%s: %s of %" PRIu32 " bytes at offset %" PRIu64 " failed: %s",
                          job->info.node, s->read ? "read" : "write", s->len - s->done, s->offset + s->done,
@@ -366,21 +665,32 @@ static void worker_complete(struct worker *w, struct slot *s, int res) {
                 worker_compare(w, s);
 
         s->cw = NULL;
+        w->free_slots[w->n_free++] = (unsigned) (s - w->slots);
         w->inflight--;
         cw->pending--;
-        worker_chunk_maybe_release(w, cw);
+        worker_unit_maybe_release(w, cw);
 }
 
-/* Wait for at least one completion and handle all that are there. */
-static void worker_reap(struct worker *w) {
+/* Hand the kernel what is queued and wait for at least one completion (or until wait_ns, when a
+ * rate limit will let more I/O start then); handle every completion there is. */
+static void worker_reap(struct worker *w, uint64_t wait_ns) {
         struct io_uring_cqe *cqe;
         unsigned head, n = 0;
         int r;
 
-        /* Submits whatever is still queued (a submit that failed earlier, resubmissions) and waits
-         * for a completion: a worker never waits on I/O the kernel has not been given. */
-        r = io_uring_submit_and_wait(&w->ring, 1);
-        if (r < 0 && r != -EINTR) {
+        /* A worker never waits on I/O the kernel has not been given. */
+        if (wait_ns) {
+                struct __kernel_timespec ts = { .tv_sec = (long long) (wait_ns / 1000000000u),
+                                                .tv_nsec = (long long) (wait_ns % 1000000000u) };
+
+                r = io_uring_submit_and_wait_timeout(&w->ring, &cqe, 1, &ts, NULL);
+                if (r == -ETIME)
+                        r = 0;
+        } else
+                r = io_uring_submit_and_wait(&w->ring, 1);
+        if (r >= 0)
+                w->unsubmitted = 0;
+        else if (r != -EINTR) {
                 if (r != -EAGAIN && r != -EBUSY)
                         log_error("worker %u: io_uring: %s", w->index, strerror(-r));
                 /* Out of resources for now: let completions drain, then try again. */
@@ -393,8 +703,26 @@ static void worker_reap(struct worker *w) {
         io_uring_cq_advance(&w->ring, n);
 }
 
-static bool pool_has_work(struct pool *pool) {
-        return pool->n_active > 0;
+/* Nothing in flight: sleep until the epoch moves, the pool stops, or wait_ns (0: no limit) passed. */
+static void worker_idle(struct worker *w, uint64_t wait_ns) {
+        struct pool *pool = w->pool;
+        struct timespec until;
+
+        if (wait_ns) {
+                clock_gettime(CLOCK_MONOTONIC, &until);
+                until.tv_sec += (time_t) (wait_ns / 1000000000u);
+                until.tv_nsec += (long) (wait_ns % 1000000000u);
+                if (until.tv_nsec >= 1000000000) {
+                        until.tv_sec++;
+                        until.tv_nsec -= 1000000000;
+                }
+        }
+        pthread_mutex_lock(&pool->lock);
+        while (!atomic_load(&pool->stop) && atomic_load(&pool->epoch) == w->epoch_seen)
+                if (wait_ns ? pthread_cond_timedwait(&pool->cond, &pool->lock, &until) == ETIMEDOUT :
+                              pthread_cond_wait(&pool->cond, &pool->lock) != 0)
+                        break;
+        pthread_mutex_unlock(&pool->lock);
 }
 
 static void *worker_main(void *arg) {
@@ -406,30 +734,25 @@ static void *worker_main(void *arg) {
         pthread_setname_np(pthread_self(), name);
 
         for (;;) {
-                worker_fill(w);
-                if (w->inflight > 0) {
-                        worker_reap(w);
-                        continue;
-                }
-                if (w->current) {
-                        /* Nothing in flight and nothing submitted: the unit was aborted, or the
-                         * pool is stopping; either way it is given back unfinished. */
-                        struct chunk_work *cw = w->current;
+                uint64_t wait_ns = worker_fill(w);
 
-                        w->current = NULL;
-                        if (atomic_load(&pool->stop) && !atomic_load(&cw->u.job->abort)) {
-                                job_release_chunk(cw->u.job, false, cw->u.run);
-                                free(cw);
-                        } else
-                                worker_chunk_maybe_release(w, cw);
+                if (w->inflight > 0) {
+                        worker_reap(w, wait_ns);
                         continue;
                 }
-                pthread_mutex_lock(&pool->lock);
-                while (!atomic_load(&pool->stop) && !pool_has_work(pool))
-                        pthread_cond_wait(&pool->cond, &pool->lock);
-                pthread_mutex_unlock(&pool->lock);
-                if (atomic_load(&pool->stop))
+                if (atomic_load(&pool->stop)) {
+                        /* Nothing in flight: give back what is held, unfinished. */
+                        while (w->n_held > 0)
+                                worker_unhold(w, w->n_held - 1);
                         break;
+                }
+                if (w->claim_now)
+                        continue;
+                /* Units held but none may submit: wait for a rate limit, or for other workers'
+                 * I/O on the same devices to drain. */
+                if (w->n_held > 0 && !wait_ns)
+                        wait_ns = CAPPED_WAIT_NS;
+                worker_idle(w, wait_ns);
         }
         return NULL;
 }
@@ -438,76 +761,78 @@ static void worker_done(struct worker *w) {
         if (w->ring_ok)
                 io_uring_queue_exit(&w->ring);
         if (w->slots)
-                for (unsigned i = 0; i < w->pool->queue_depth; i++)
+                for (unsigned i = 0; i < w->pool->buffers; i++)
                         if (w->slots[i].buf)
                                 munmap(w->slots[i].buf, w->pool->io_size);
         free(w->slots);
+        free(w->free_slots);
+        free(w->held);
+        free(w->files);
         free(w->scratch);
         keystream_free(w->ks);
 }
 
 static int worker_init(struct worker *w, struct pool *pool, unsigned index) {
-        struct iovec *iov;
+        _cleanup_free_ struct iovec *iov = NULL;
         uint8_t zero_key[KEYSTREAM_KEY_MAX] = {};
+        unsigned n = pool->buffers;
         int r;
 
         w->pool = pool;
         w->index = index;
-        w->slots = calloc(pool->queue_depth, sizeof(*w->slots));
-        iov = calloc(pool->queue_depth, sizeof(*iov));
-        if (!w->slots || !iov) {
-                free(iov);
+        w->slots = calloc(n, sizeof(*w->slots));
+        w->free_slots = calloc(n, sizeof(*w->free_slots));
+        w->held = calloc(n, sizeof(*w->held));
+        w->files = calloc(n, sizeof(*w->files));
+        iov = calloc(n, sizeof(*iov));
+        w->scratch = aligned_alloc(4096, WORKER_SCRATCH);
+        if (!w->slots || !w->free_slots || !w->held || !w->files || !iov || !w->scratch)
                 return -ENOMEM;
-        }
-        for (unsigned i = 0; i < pool->queue_depth; i++) {
+        for (unsigned i = 0; i < n; i++) {
                 /* Page-aligned, so aligned for any logical sector size. */
                 void *p = mmap(NULL, pool->io_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-                if (p == MAP_FAILED) {
-                        free(iov);
+                if (p == MAP_FAILED)
                         return -errno;
-                }
                 w->slots[i].buf = p;
                 iov[i] = (struct iovec) { .iov_base = p, .iov_len = pool->io_size };
-        }
-        w->scratch = aligned_alloc(4096, WORKER_SCRATCH);
-        if (!w->scratch) {
-                free(iov);
-                return -ENOMEM;
+                w->free_slots[w->n_free++] = n - 1 - i;
         }
         r = keystream_new(&w->ks, KEYSTREAM_AES_128_CTR, zero_key, keystream_key_size(KEYSTREAM_AES_128_CTR));
-        if (r < 0) {
-                free(iov);
+        if (r < 0)
                 return r;
-        }
-        r = io_uring_queue_init(pool->queue_depth * 2, &w->ring, 0);
-        if (r < 0) {
-                free(iov);
+        /* Room for every slot's SQE, so that io_uring_get_sqe() never fails. */
+        r = io_uring_queue_init(n, &w->ring, 0);
+        if (r < 0)
                 return r;
-        }
         w->ring_ok = true;
-        r = io_uring_register_buffers(&w->ring, iov, pool->queue_depth);
-        free(iov);
+        r = io_uring_register_buffers(&w->ring, iov, n);
         if (r == 0)
                 w->fixed = true;
         else if (index == 0)
-                log_warning("cannot register I/O buffers (%s): using unregistered buffers; raise LimitMEMLOCK",
-                            strerror(-r));
+                log_warning("cannot register I/O buffers (%s): using unregistered buffers; raise LimitMEMLOCK "
+                            "(or lower --buffers or --io-size)", strerror(-r));
+        r = io_uring_register_files_sparse(&w->ring, n);
+        if (r == 0)
+                w->fixed_files = true;
+        else if (index == 0)
+                log_warning("cannot register files (%s): using plain descriptors", strerror(-r));
         return 0;
 }
 
-int pool_new(struct pool **ret, unsigned threads, unsigned queue_depth, uint32_t io_size) {
+int pool_new(struct pool **ret, const struct pool_config *cfg) {
         struct pool *pool;
         struct rlimit rl;
         int r;
 
-        if (threads == 0 || threads > WIPED_THREADS_MAX || queue_depth == 0 || queue_depth > 256 ||
-            io_size == 0 || io_size % 4096 != 0)
+        if (cfg->threads == 0 || cfg->threads > WIPED_THREADS_MAX || cfg->buffers == 0 ||
+            cfg->buffers > WIPED_BUFFERS_MAX || cfg->queue_depth > WIPED_QD_MAX || cfg->io_size == 0 ||
+            cfg->io_size % 4096 != 0)
                 return -EINVAL;
 
         /* Registered buffers are pinned memory: lift RLIMIT_MEMLOCK to what they need if we can. */
         if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0) {
-                rlim_t need = (rlim_t) threads * queue_depth * io_size + (1 << 20);
+                rlim_t need = (rlim_t) cfg->threads * cfg->buffers * cfg->io_size + (1 << 20);
 
                 if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
                         rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
@@ -521,16 +846,26 @@ int pool_new(struct pool **ret, unsigned threads, unsigned queue_depth, uint32_t
         if (!pool)
                 return -ENOMEM;
         pthread_mutex_init(&pool->lock, NULL);
-        pthread_cond_init(&pool->cond, NULL);
-        pool->threads = threads;
-        pool->queue_depth = queue_depth;
-        pool->io_size = io_size;
-        pool->workers = calloc(threads, sizeof(*pool->workers));
+        {
+                pthread_condattr_t ca;
+
+                /* worker_idle() waits with CLOCK_MONOTONIC deadlines. */
+                pthread_condattr_init(&ca);
+                pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+                pthread_cond_init(&pool->cond, &ca);
+                pthread_condattr_destroy(&ca);
+        }
+        pool->threads = cfg->threads;
+        pool->buffers = cfg->buffers;
+        pool->queue_depth = cfg->queue_depth;
+        pool->io_size = cfg->io_size;
+        rate_init(&pool->rate, cfg->max_rate);
+        pool->workers = calloc(cfg->threads, sizeof(*pool->workers));
         if (!pool->workers) {
                 pool_free(pool);
                 return -ENOMEM;
         }
-        for (unsigned i = 0; i < threads; i++) {
+        for (unsigned i = 0; i < cfg->threads; i++) {
                 r = worker_init(&pool->workers[i], pool, i);
                 if (r < 0) {
                         log_error("worker %u: cannot set up: %s", i, strerror(-r));
@@ -558,17 +893,9 @@ void pool_free(struct pool *pool) {
         atomic_store(&pool->stop, true);
         pthread_cond_broadcast(&pool->cond);
         pthread_mutex_unlock(&pool->lock);
+        /* Each worker reaps what it has in flight and gives back what it holds before it leaves. */
         for (unsigned i = 0; i < pool->started; i++) {
                 pthread_join(pool->workers[i].thread, NULL);
-                /* In-flight writes were reaped before the thread left; chunks still held are
-                 * released unfinished so that their jobs can end. */
-                if (pool->workers[i].current) {
-                        struct chunk_work *cw = pool->workers[i].current;
-
-                        pool->workers[i].current = NULL;
-                        job_release_chunk(cw->u.job, false, cw->u.run);
-                        free(cw);
-                }
                 worker_done(&pool->workers[i]);
         }
         free(pool->workers);
