@@ -56,7 +56,16 @@ cleanup() {
                 while read -r dev; do losetup -d "$dev" 2>/dev/null; done < "$TEST_DIR/loops"
         fi
         if [ -f "$TEST_DIR/mounts" ]; then
-                while read -r dev; do umount "$dev" 2>/dev/null; done < "$TEST_DIR/mounts"
+                while read -r dev; do
+                        umount "$dev" 2>/dev/null && continue
+                        mountpoint -q "$dev" || continue        # the test unmounted it itself
+                        # Busy: a loop device over a file on it may still be closing (udev probes
+                        # it; its detach waits for the last close). Wait a little, then detach the
+                        # mount lazily so that it goes when the last user does.
+                        udevadm settle 2>/dev/null
+                        for _ in $(seq 20); do umount "$dev" 2>/dev/null && continue 2; sleep 0.1; done
+                        umount -l "$dev" 2>/dev/null
+                done < "$TEST_DIR/mounts"
         fi
         if [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ -f "$TEST_DIR/daemon.log" ]; then
                 echo "--- daemon log ---" >&2
