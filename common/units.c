@@ -82,13 +82,20 @@ int units_parse_size(const char *s, uint64_t *ret) {
 int units_parse_rate(const char *s, uint64_t *ret) {
         static const char *const suffixes = "KMGT";
         long double v, mult = 1;
+        unsigned points = 0;
         const char *p;
         char *end;
 
         if (!s || !*s || *s == '-' || *s == '+' || *s == '.' || !(*s >= '0' && *s <= '9'))
                 return -EINVAL;
+        /* Digits and at most one point: no hex, exponents or infinities from strtold. */
+        for (p = s; (*p >= '0' && *p <= '9') || *p == '.'; p++)
+                if (*p == '.' && points++ > 0)
+                        return -EINVAL;
         errno = 0;
         v = strtold(s, &end);
+        if (end != p)
+                return -EINVAL;
         if (errno == ERANGE)
                 return -ERANGE;
         if (end == s || v != v)

@@ -389,8 +389,6 @@ static struct json_object *op_verify(struct request_ctx *c) {
                 rq.verify = VERIFY_LAST;        /* only the last pass is still on the device */
         if (rq.have_seed && rq.verify != VERIFY_SAMPLE)
                 return bad_field(c, "seed", "only goes with sample verification");
-        if ((r = parse_tuning(c, &rq)))
-                return r;
         k = job_verify_again(job, rq.verify, rq.verify_percent, rq.have_seed, rq.seed, err, sizeof(err));
         if (k < 0) {
                 log_warning("job %" PRIu64 ": verify from uid %u refused: %s", job->id, (unsigned) c->peer->uid, err);

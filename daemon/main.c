@@ -43,7 +43,7 @@ static void usage(FILE *f) {
                 "  -t, --threads N        worker threads (default: one per CPU)\n"
                 "      --buffers N        I/O buffers per thread: I/Os in flight (default %d)\n"
                 "      --io-size SIZE     bytes per buffer: the largest I/O, multiple of 4096 (default 1M)\n"
-                "      --queue-depth N    I/Os in flight per device (default: %d, rotational %d)\n"
+                "      --queue-depth N    I/Os in flight per device (default 0: %d, rotational %d)\n"
                 "      --max-rate RATE    limit of all I/O together, bytes/s (200M = 200 MB/s; default none)\n"
                 "  -f, --foreground       do not detach\n"
                 "  -v, --verbose          debug messages\n"
@@ -89,8 +89,9 @@ static int parse_args(int argc, char **argv, struct options *o) {
 
                         errno = 0;
                         n = strtol(optarg, &end, 10);
-                        if (errno || *end || end == optarg || n < 1 || n > max) {
-                                fprintf(stderr, "wiped: %s: invalid %s (1..%ld)\n", optarg, what, max);
+                        /* A queue depth of 0 means the default: from the device. */
+                        if (errno || *end || end == optarg || n < (c == OPT_QD ? 0 : 1) || n > max) {
+                                fprintf(stderr, "wiped: %s: invalid %s (%d..%ld)\n", optarg, what, c == OPT_QD ? 0 : 1, max);
                                 return -EINVAL;
                         }
                         if (c == 't')

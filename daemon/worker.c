@@ -37,7 +37,8 @@
  * cache when compared (a whole 1 MiB buffer would be evicted between fill and compare). */
 #define WORKER_SCRATCH (64u << 10)
 /* Filled buffers are handed to the kernel in batches of this many, or at once while fewer than
- * SUBMIT_LOW of the worker's I/Os are with the device (so that it never idles while we fill). */
+ * SUBMIT_LOW of the worker's I/Os (over all its devices) are with the kernel, so that the devices
+ * never idle while the worker fills. */
 #define SUBMIT_BATCH 4
 #define SUBMIT_LOW 2
 /* How long a worker whose units are all at their device's queue depth waits before it looks

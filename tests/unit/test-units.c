@@ -89,6 +89,9 @@ static void test_parse_rate(void **state) {
         assert_int_equal(units_parse_rate("5M/h", &v), -EINVAL);
         assert_int_equal(units_parse_rate("0.5", &v), -EINVAL);
         assert_int_equal(units_parse_rate("nan", &v), -EINVAL);
+        assert_int_equal(units_parse_rate("0x10", &v), -EINVAL);
+        assert_int_equal(units_parse_rate("1e9", &v), -EINVAL);
+        assert_int_equal(units_parse_rate("1.2.3M", &v), -EINVAL);
         assert_int_equal(units_parse_rate("99999999999T", &v), -ERANGE);
         assert_int_equal(v, 7);
 }
