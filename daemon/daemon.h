@@ -19,7 +19,7 @@
 #define WIPED_STATE_DIR_DEFAULT "/var/lib/wiped"
 #define WIPED_GROUP "wiped"
 #define WIPED_CLIENTS_MAX 1024          /* connections served at once */
-#define WIPED_BUFFERS 32                /* I/O buffers per worker thread */
+#define WIPED_BUFFERS 16                /* I/O buffers per worker thread */
 #define WIPED_BUFFERS_MAX 1024
 #define WIPED_QD_SSD 8                  /* writes in flight per non-rotational device */
 #define WIPED_QD_ROTATIONAL 4           /* and per rotational one (one region at a time) */

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <liburing.h>
@@ -79,6 +80,7 @@ struct worker {
         bool ring_ok;
         bool fixed;                     /* buffers registered: use read/write_fixed */
         bool fixed_files;               /* files table registered (sparse) */
+        bool disabled;                  /* the ring waits for the worker thread to enable it */
         struct slot *slots;
         unsigned *free_slots;           /* stack of free slot indexes */
         unsigned n_free;
@@ -733,6 +735,17 @@ static void *worker_main(void *arg) {
 
         snprintf(name, sizeof(name), "wiped-w%u", w->index);
         pthread_setname_np(pthread_self(), name);
+        if (w->disabled) {
+                /* io_uring_enable_rings() is declared but not exported by liburing 2.3. */
+                int r = syscall(__NR_io_uring_register, w->ring.ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0) < 0 ?
+                        -errno : 0;
+
+                if (r < 0) {
+                        /* Nothing can be submitted: claim nothing, so that others do the work. */
+                        log_error("worker %u: cannot enable its io_uring: %s", w->index, strerror(-r));
+                        return NULL;
+                }
+        }
 
         for (;;) {
                 uint64_t wait_ns = worker_fill(w);
@@ -802,8 +815,18 @@ static int worker_init(struct worker *w, struct pool *pool, unsigned index) {
         r = keystream_new(&w->ks, KEYSTREAM_AES_128_CTR, zero_key, keystream_key_size(KEYSTREAM_AES_128_CTR));
         if (r < 0)
                 return r;
-        /* Room for every slot's SQE, so that io_uring_get_sqe() never fails. */
-        r = io_uring_queue_init(n, &w->ring, 0);
+        /* Room for every slot's SQE, so that io_uring_get_sqe() never fails. Completions are
+         * reaped only when the worker waits for them (no interrupting task work while it fills
+         * buffers); the ring starts disabled so that the worker thread, its only submitter,
+         * enables it. Older kernels: cooperative task work, or none of this. */
+        r = io_uring_queue_init(n, &w->ring, IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+                                IORING_SETUP_R_DISABLED);
+        if (r == 0)
+                w->disabled = true;
+        else if (r == -EINVAL)
+                r = io_uring_queue_init(n, &w->ring, IORING_SETUP_COOP_TASKRUN);
+        if (r == -EINVAL)
+                r = io_uring_queue_init(n, &w->ring, 0);
         if (r < 0)
                 return r;
         w->ring_ok = true;
