@@ -1,5 +1,6 @@
-/* Live progress of waited-for jobs: poll "status" every 0.5 s; on a terminal redraw one line per
- * job in place, elsewhere print plain lines every 2 s (no escape codes, fit for logs). wipe and
+/* Live progress of waited-for jobs: poll "status" every 0.1 s (so that the wait ends within 0.1 s
+ * of the jobs); on a terminal redraw one line per job in place every 0.5 s, elsewhere print plain
+ * lines every 2 s (no escape codes, fit for logs). wipe and
  * verify share it, Ctrl-C (detach) and the exit status included. */
 #include "config.h"
 
@@ -15,7 +16,8 @@
 #include "cleanup.h"
 #include "wipectl.h"
 
-#define PROGRESS_POLL_MS 500            /* status poll interval */
+#define PROGRESS_POLL_MS 100            /* status poll interval */
+#define PROGRESS_TTY_MS 500             /* redraw interval on a terminal */
 #define PROGRESS_PLAIN_MS 2000          /* interval of plain lines off a terminal */
 #define PROGRESS_LINE_MAX 512
 
@@ -24,7 +26,7 @@ struct progress {
         FILE *out;                      /* where lines go; NULL draws nothing */
         bool tty;                       /* out is a terminal: redraw in place */
         size_t drawn;                   /* lines drawn last time on the terminal */
-        int64_t last_plain_ms;          /* when plain lines were last printed, -1 never */
+        int64_t last_plain_ms;          /* when lines were last printed or drawn, -1 never */
         bool *shown_ended;              /* per job (in reply order): its last line has been printed */
         size_t n;                       /* entries in shown_ended */
 };
@@ -68,10 +70,11 @@ static void progress_draw(struct progress *p, struct json_object *jobs, bool fin
 
         if (!p->out)
                 return;
-        if (!p->tty) {
+        {
                 int64_t now = progress_now_ms();
 
-                if (!final && p->last_plain_ms >= 0 && now - p->last_plain_ms < PROGRESS_PLAIN_MS)
+                if (!final && p->last_plain_ms >= 0 &&
+                    now - p->last_plain_ms < (p->tty ? PROGRESS_TTY_MS : PROGRESS_PLAIN_MS))
                         return;
                 p->last_plain_ms = now;
         }
