@@ -1,49 +1,67 @@
 #!/bin/bash
-# tests/bench/bench.sh: how fast wiped writes, next to fio, dd, openssl and shred, and how fast it
-# verifies (--verify last), next to fio's sequential read, on RAM-backed loop devices. Run by hand
-# as root; not part of "make check". See tests/bench/README.md.
+# tests/bench/bench.sh: how fast wiped writes, next to fio, dd, openssl, shred and nwipe, how much
+# CPU it spends per GiB, how fast it verifies (--verify last) next to fio's sequential read, and how
+# quickly it answers status requests while it wipes; on RAM-backed loop devices, for several device
+# counts in one run. Run by hand as root; not part of "make check". See tests/bench/README.md.
 #
 # Safety: the only devices this script ever writes to are loop devices it created itself with
-# "losetup -f --show --direct-io=on FILE" over files of its own under /dev/shm, named by the path
-# losetup printed. Before every write it checks again that each device is a block device whose
-# backing file is still ours. The devices are detached and the files deleted on every exit.
+# "losetup -f --show --direct-io=on FILE" over files of its own in a private directory under
+# /dev/shm, named by the path losetup printed. Before every write it checks again that each device
+# is a block device whose backing file is still ours. nwipe is only ever started with those device
+# paths on its command line (never without: it would pick every disk), and its command line is
+# checked before and after it starts. The devices are detached and the files deleted between
+# device counts and on every exit.
 
 set -u -o pipefail
-export LC_ALL=C         # dd's summary, awk's and numfmt's numbers
+export LC_ALL=C         # dd's summary, awk's and numfmt's numbers, EPOCHREALTIME's decimal point
 
 prog=bench.sh
 top=$(cd "$(dirname "$0")/../.." && pwd)
 
 size_arg=2G
-n_devices=1
+counts_arg="1,2,4,8"
 reps=3
 threads=2
 build=
 cipher_speed=false
 urandom_arg=512M
 do_shred=true
+do_nwipe=true
+do_read=true
+nwipe_seconds=20
+nwipe_counts_arg=1
+status_requests=200
 daemon_args=()
 
 usage() {
         cat <<EOF
 Usage: $prog [OPTION]...
-Measure wiped's random wipe against fio's sequential write of zeros (the device's limit),
-dd from /dev/urandom, an openssl enc pipeline and shred, and wiped's read-back verification
-(wipectl verify --verify last) against fio's sequential read, on RAM-backed loop devices.
-Run as root. Prints a table of median MB/s (10^6 bytes/s) and each one's ratio to fio's best
-write (writers) or best read (verification).
+Measure wiped's random and zero wipes against fio's sequential write of zeros (the device's
+limit), dd from /dev/urandom, an openssl enc pipeline, shred and nwipe; wiped's read-back
+verification (wipectl verify --verify last) against fio's sequential read; the CPU each spends per
+GiB; and the latency of status requests while wiped wipes. On RAM-backed loop devices, for each
+device count in turn. Run as root. Prints one table per device count and a summary of the targets.
 
   --size SIZE          size of each loop device (default $size_arg; K, M, G suffixes are powers of 1024)
-  --devices N          number of loop devices, written at once (default $n_devices)
+  --counts LIST        device counts to measure, in one run, comma- or space-separated
+                       (default $counts_arg); all devices of a count are written at once
+  --devices N          shorthand for --counts N
   --reps N             interleaved repetitions; medians are reported (default $reps)
   --threads N          wiped worker threads (default $threads)
+  --daemon-args "ARGS" more options for wiped, split at blanks, e.g. "--buffers 64 --queue-depth 16"
+  --daemon-arg ARG     one more option for wiped (repeatable), e.g. --daemon-arg=--queue-depth=16
   --build DIR          build directory holding daemon/wiped and cli/wipectl
                        (default: $top/build, else $top)
   --urandom-size SIZE  bytes dd copies from /dev/urandom to each device (default $urandom_arg,
                        at most --size; /dev/urandom is slow)
   --no-shred           leave out shred
-  --cipher-speed       also print "openssl speed" for both ciphers (one core, 1 MiB blocks)
-  --daemon-arg ARG     pass ARG on to wiped (repeatable), e.g. --daemon-arg=--queue-depth=16
+  --no-nwipe           leave out nwipe
+  --nwipe-seconds N    how long nwipe runs before it is stopped, per repetition (default $nwipe_seconds)
+  --nwipe-counts LIST  the device counts nwipe runs at, or "all" (default $nwipe_counts_arg)
+  --no-read            leave out the read-back rows (fio read, wipectl verify --verify last)
+  --status-requests N  status requests timed per device count, per client (default $status_requests)
+  --cipher-speed       also print "openssl speed" for both ciphers (one core, 1 MiB blocks), and
+                       wiped's own keystream speed when build/tests/bench/keystream-speed exists
   -h, --help           this text
 EOF
 }
@@ -65,6 +83,17 @@ parse_size() {
         echo "$v"
 }
 
+# A list of device counts ("1,2,4 8") -> sorted, unique, one per word. Fails on anything else.
+parse_counts() {
+        local c list=()
+        for c in ${1//,/ }; do
+                [[ $c =~ ^[1-9][0-9]*$ && $c -le 16 ]] || return 1
+                list+=("$c")
+        done
+        ((${#list[@]} > 0)) || return 1
+        printf '%s\n' "${list[@]}" | sort -nu | tr '\n' ' '
+}
+
 while [[ $# -gt 0 ]]; do
         opt=$1
         val=
@@ -75,7 +104,8 @@ while [[ $# -gt 0 ]]; do
                 ;;
         esac
         case $opt in
-        --size|--devices|--reps|--threads|--build|--urandom-size|--daemon-arg)
+        --size|--counts|--devices|--reps|--threads|--build|--urandom-size|--daemon-arg|--daemon-args|\
+        --nwipe-seconds|--nwipe-counts|--status-requests)
                 if [[ $1 != *=* ]]; then
                         [[ $# -ge 2 ]] || { usage >&2; die "$opt: needs an argument"; }
                         val=$2
@@ -85,13 +115,23 @@ while [[ $# -gt 0 ]]; do
         esac
         case $opt in
         --size) size_arg=$val ;;
-        --devices) n_devices=$val ;;
+        --counts) counts_arg=$val ;;
+        --devices) counts_arg=$val ;;
         --reps) reps=$val ;;
         --threads) threads=$val ;;
         --build) build=$val ;;
         --urandom-size) urandom_arg=$val ;;
         --daemon-arg) daemon_args+=("$val") ;;
+        --daemon-args)
+                read -r -a more <<<"$val"
+                daemon_args+=("${more[@]}")
+                ;;
+        --nwipe-seconds) nwipe_seconds=$val ;;
+        --nwipe-counts) nwipe_counts_arg=$val ;;
+        --status-requests) status_requests=$val ;;
         --no-shred) do_shred=false ;;
+        --no-nwipe) do_nwipe=false ;;
+        --no-read) do_read=false ;;
         --cipher-speed) cipher_speed=true ;;
         -h|--help) usage; exit 0 ;;
         *) usage >&2; die "$opt: unknown option" ;;
@@ -100,23 +140,44 @@ while [[ $# -gt 0 ]]; do
 done
 
 mib=$((1024 * 1024))
+gib=$((1024 * mib))
 size=$(parse_size "$size_arg") || die "$size_arg: invalid size"
 urandom_size=$(parse_size "$urandom_arg") || die "$urandom_arg: invalid size"
-[[ $n_devices =~ ^[1-9][0-9]*$ && $n_devices -le 16 ]] || die "$n_devices: invalid device count (1..16)"
+counts_list=$(parse_counts "$counts_arg") || die "$counts_arg: invalid device counts (numbers 1..16, comma-separated)"
+read -r -a counts <<<"$counts_list"
+max_count=${counts[${#counts[@]} - 1]}
+if [[ $nwipe_counts_arg == all ]]; then
+        nwipe_counts=" ${counts[*]} "
+else
+        nwipe_counts=$(parse_counts "$nwipe_counts_arg") || die "$nwipe_counts_arg: invalid --nwipe-counts"
+        nwipe_counts=" $nwipe_counts"
+fi
 [[ $reps =~ ^[1-9][0-9]*$ ]] || die "$reps: invalid repetition count"
 [[ $threads =~ ^[1-9][0-9]*$ ]] || die "$threads: invalid thread count"
+[[ $nwipe_seconds =~ ^[1-9][0-9]*$ && $nwipe_seconds -ge 3 ]] || die "$nwipe_seconds: invalid --nwipe-seconds (3 or more)"
+[[ $status_requests =~ ^[1-9][0-9]*$ ]] || die "$status_requests: invalid --status-requests"
 ((size >= 64 * mib && size % mib == 0)) || die "$size_arg: the size must be a multiple of 1 MiB, at least 64 MiB"
 ((urandom_size > size)) && urandom_size=$size
 ((urandom_size >= mib && urandom_size % mib == 0)) || die "$urandom_arg: must be a multiple of 1 MiB"
+[[ ${EPOCHREALTIME:-} =~ ^[0-9]+\.[0-9]{6}$ ]] || die "needs bash 5 (EPOCHREALTIME)"
 
 # --- prerequisites -------------------------------------------------------------------------------
 
 [[ $(id -u) -eq 0 ]] || die "must run as root (it creates loop devices and starts wiped)"
-for c in fio openssl losetup jq dd head awk numfmt fallocate blockdev cmp date; do
+for c in fio openssl losetup jq dd head awk numfmt fallocate blockdev cmp sort getconf; do
         command -v "$c" >/dev/null || die "$c: not found; install it (fio, openssl, util-linux, jq, coreutils)"
 done
 have_shred=false
 $do_shred && command -v shred >/dev/null && have_shred=true
+nwipe_bin=
+if $do_nwipe; then
+        nwipe_bin=$(command -v nwipe || true)
+        [[ -z $nwipe_bin && -x /usr/sbin/nwipe ]] && nwipe_bin=/usr/sbin/nwipe
+fi
+have_perl=false
+perl -MIO::Socket::UNIX -MTime::HiRes -e 1 2>/dev/null && have_perl=true
+clk_tck=$(getconf CLK_TCK)
+[[ $clk_tck =~ ^[1-9][0-9]*$ ]] || die "getconf CLK_TCK: no answer"
 
 if [[ -z $build ]]; then
         for d in "$top/build" "$top"; do
@@ -137,11 +198,22 @@ wipectl=$build/cli/wipectl
 [[ -x $wipectl ]] || die "$wipectl: not found; build it (tools/build, or ./configure && make)"
 
 [[ $(stat -f -c %T /dev/shm 2>/dev/null) == tmpfs ]] || die "/dev/shm: not a tmpfs; the devices must be RAM-backed"
-need=$((n_devices * size))
-shm_avail=$(df --output=avail -B1 /dev/shm | tail -n 1)
-mem_avail=$(awk '/^MemAvailable:/ { printf "%.0f", $2 * 1024 }' /proc/meminfo)
-((need + 512 * mib <= shm_avail)) || die "/dev/shm: $((need / mib)) MiB needed, $((shm_avail / mib)) MiB free; lower --size or --devices"
-((need + 512 * mib <= mem_avail)) || die "$((need / mib)) MiB of RAM needed (plus 512 MiB), $((mem_avail / mib)) MiB available; lower --size or --devices"
+
+# Whether COUNT devices of SIZE fit in /dev/shm and in the available RAM, with 512 MiB to spare
+# (wiped's buffers, fio, the page cache nwipe fills).
+check_memory() {
+        local n=$1 need shm_avail mem_avail
+        need=$((n * size))
+        shm_avail=$(df --output=avail -B1 /dev/shm | tail -n 1)
+        mem_avail=$(awk '/^MemAvailable:/ { printf "%.0f", $2 * 1024 }' /proc/meminfo)
+        ((need + 512 * mib <= shm_avail)) ||
+                die "$n devices x $((size / mib)) MiB need $((need / mib)) MiB in /dev/shm plus 512 MiB;" \
+                "only $((shm_avail / mib)) MiB free there. Lower --size or leave out the largest of --counts."
+        ((need + 512 * mib <= mem_avail)) ||
+                die "$n devices x $((size / mib)) MiB need $((need / mib)) MiB of RAM plus 512 MiB;" \
+                "only $((mem_avail / mib)) MiB available (MemAvailable). Lower --size or leave out the largest of --counts."
+}
+check_memory "$max_count"
 
 # --- set-up and clean-up -------------------------------------------------------------------------
 
@@ -151,15 +223,44 @@ files=()                # their backing files, same index
 daemon_pid=
 bg_pids=()              # writers running in the background
 
-cleanup() {
-        local p i
-        trap - EXIT INT TERM
+stop_bg() {
+        local p
         for p in "${bg_pids[@]}"; do
                 kill "$p" 2>/dev/null
         done
         for p in "${bg_pids[@]}"; do
                 wait "$p" 2>/dev/null
         done
+        bg_pids=()
+}
+
+# Detach our loop devices and delete their files (between device counts and at exit).
+release_devices() {
+        local i p b
+        for i in "${!loops[@]}"; do
+                losetup -d "${loops[$i]}" || say "${loops[$i]}: cannot detach; do it by hand (backing file ${files[$i]})"
+        done
+        # A detach waits for the last opener (udev's probe after a write, say): give it a moment.
+        for i in "${!loops[@]}"; do
+                for p in $(seq 30); do
+                        b=$(cat "/sys/block/${loops[$i]#/dev/}/loop/backing_file" 2>/dev/null)
+                        [[ $b == "${files[$i]}"* ]] || break
+                        sleep 0.1
+                done
+                [[ $b == "${files[$i]}"* ]] &&
+                        say "${loops[$i]}: still open by someone; the kernel detaches it on the last close"
+        done
+        for i in "${!files[@]}"; do
+                rm -f -- "${files[$i]}"
+        done
+        loops=()
+        files=()
+}
+
+cleanup() {
+        local i
+        trap - EXIT INT TERM
+        stop_bg
         if [[ -n $daemon_pid ]]; then
                 kill -TERM "$daemon_pid" 2>/dev/null
                 for i in $(seq 50); do
@@ -169,18 +270,7 @@ cleanup() {
                 kill -KILL "$daemon_pid" 2>/dev/null
                 wait "$daemon_pid" 2>/dev/null
         fi
-        for i in "${!loops[@]}"; do
-                losetup -d "${loops[$i]}" || say "${loops[$i]}: cannot detach; do it by hand (backing file ${files[$i]})"
-        done
-        # A detach waits for the last opener (udev's probe after a write, say): give it a moment.
-        for i in "${!loops[@]}"; do
-                for p in $(seq 30); do
-                        [[ $(cat "/sys/block/${loops[$i]#/dev/}/loop/backing_file" 2>/dev/null) == "${files[$i]}"* ]] || break
-                        sleep 0.1
-                done
-                [[ $(cat "/sys/block/${loops[$i]#/dev/}/loop/backing_file" 2>/dev/null) == "${files[$i]}"* ]] &&
-                        say "${loops[$i]}: still open by someone; the kernel detaches it on the last close"
-        done
+        release_devices
         [[ -n $work && -d $work ]] && rm -rf -- "$work"
 }
 trap cleanup EXIT
@@ -192,34 +282,36 @@ sock=$work/wiped.sock
 state=$work/state
 daemon_log=$work/wiped.log
 
-for ((i = 0; i < n_devices; i++)); do
-        f=$work/dev$i.img
-        # Allocate the pages now (the warm-up write below does the rest).
-        fallocate -l "$size" "$f" || die "$f: cannot allocate $size bytes"
-        files[i]=$f
-        d=$(losetup -f --show --direct-io=on "$f") || die "$f: losetup failed"
-        [[ $d =~ ^/dev/loop[0-9]+$ ]] || die "losetup printed \"$d\", not a loop device"
-        loops[i]=$d
-done
+# Create N devices of $size: our files, attached with losetup -f --show --direct-io=on.
+make_devices() {
+        local n=$1 i f d
+        check_memory "$n"
+        for ((i = 0; i < n; i++)); do
+                f=$work/dev$i.img
+                # Allocate the pages now (the warm-up write does the rest).
+                fallocate -l "$size" "$f" || die "$f: cannot allocate $size bytes"
+                files[i]=$f
+                d=$(losetup -f --show --direct-io=on "$f") || die "$f: losetup failed"
+                [[ $d =~ ^/dev/loop[0-9]+$ ]] || die "losetup printed \"$d\", not a loop device"
+                loops[i]=$d
+        done
+        n_devices=$n
+}
 
 # Check that every device is still ours: a block device backed by our file, of our size.
 # Called before everything that writes.
 guard() {
         local i d b
+        ((${#loops[@]} == n_devices && n_devices > 0)) || die "internal error: no devices to check"
         for i in "${!loops[@]}"; do
                 d=${loops[$i]}
+                [[ $d =~ ^/dev/loop[0-9]+$ ]] || die "$d: not a loop device path; stopping"
                 [[ -b $d ]] || die "$d: no longer a block device; stopping"
                 b=$(cat "/sys/block/${d#/dev/}/loop/backing_file" 2>/dev/null)
                 [[ $b == "${files[$i]}" ]] || die "$d: backing file is \"$b\", not ${files[$i]}; stopping"
                 [[ $(blockdev --getsize64 "$d") == "$size" ]] || die "$d: unexpected size; stopping"
         done
 }
-guard
-
-dio=
-for d in "${loops[@]}"; do
-        dio+=" $(cat "/sys/block/${d#/dev/}/loop/dio" 2>/dev/null || echo '?')"
-done
 
 "$wiped" --socket "$sock" --state-dir "$state" --threads "$threads" --foreground "${daemon_args[@]}" \
         >"$daemon_log" 2>&1 &
@@ -236,60 +328,112 @@ for ((i = 0; ; i++)); do
 done
 version_json=$("$wipectl" --socket "$sock" --json version) || die "wipectl version failed"
 
-# --- measurements --------------------------------------------------------------------------------
-# Each run_* sets "bytes" (written in all) and "ns" (time taken); wipes also set "wall_ns".
+# --- clocks and CPU counters (no process is started to read them) --------------------------------
 
-now_ns() {
-        date +%s%N
+# now: microseconds since the epoch, into $now_us.
+now() {
+        now_us=${EPOCHREALTIME/./}
 }
+
+# CPU clock ticks (user + system) of all the children this shell has reaped: fio, wipectl, dd,
+# openssl, shred and everything they waited for; into $child_ticks. And the busy ticks of all
+# CPUs of the machine (/proc/stat: user, nice, system, irq, softirq, steal), which also count the
+# kernel's work for the writers (the loop driver's workers) and anything else running; into
+# $all_busy.
+read_child_ticks() {
+        local a
+        read -r -a a <"/proc/$$/stat"
+        child_ticks=$((a[15] + a[16]))
+        read -r -a a </proc/stat
+        all_busy=$((a[1] + a[2] + a[3] + a[6] + a[7] + a[8]))
+}
+
+# CPU clock ticks (user + system, all threads) of the running daemon, into $daemon_ticks.
+read_daemon_ticks() {
+        local a
+        read -r -a a <"/proc/$daemon_pid/stat" || die "wiped (pid $daemon_pid) is gone; its log: $(tail -n 5 "$daemon_log")"
+        daemon_ticks=$((a[13] + a[14]))
+}
+
+# CPU seconds per GiB: ticks bytes
+cpu_per_gib() {
+        awk -v t="$1" -v b="$2" -v hz="$clk_tck" -v g="$gib" 'BEGIN { printf "%.3f", (b > 0 ? t / hz / (b / g) : 0) }'
+}
+
+# --- measurements --------------------------------------------------------------------------------
+# Each run_* sets "bytes" (written or read in all), "ns" (time taken), "wall_ns" and "ticks" (CPU
+# clock ticks spent on it).
 
 # fio: one job per device in one group, so that bw_bytes is the aggregate. $2: write (zeros,
 # the default) or read.
 run_fio() {
-        local qd=$1 rw=${2:-write} out=$work/fio.json args=() d t0 t1
+        local qd=$1 rw=${2:-write} out=$work/fio.json args=() d t0 c0 a0 bw
         for d in "${loops[@]}"; do
                 args+=(--name="${d#/dev/}" --filename="$d")
         done
         [[ $rw == write ]] && args+=(--zero_buffers)
-        t0=$(now_ns)
+        read_child_ticks
+        c0=$child_ticks
+        a0=$all_busy
+        now
+        t0=$now_us
         fio --ioengine=io_uring --direct=1 --rw="$rw" --bs=1M --iodepth="$qd" --numjobs=1 \
                 --size="$size" --group_reporting --output-format=json --output="$out" "${args[@]}" \
                 >"$work/fio.err" 2>&1 || { cat "$work/fio.err" >&2; die "fio --rw=$rw failed"; }
-        t1=$(now_ns)
+        now
+        read_child_ticks
+        wall_ns=$(((now_us - t0) * 1000))
+        ticks=$((child_ticks - c0))
+        aticks=$((all_busy - a0))
         bytes=$(jq ".jobs[0].$rw.io_bytes" "$out")
-        local bw
         bw=$(jq ".jobs[0].$rw.bw_bytes" "$out")
         ((bytes == n_devices * size)) || die "fio --rw=$rw moved $bytes bytes, expected $((n_devices * size))"
         [[ $bw =~ ^[0-9]+$ && $bw -gt 0 ]] || die "fio reported no bandwidth"
         # Back to a time, so that all rows are computed alike: bytes / ns.
         ns=$(awk -v b="$bytes" -v bw="$bw" 'BEGIN { printf "%.0f", b / bw * 1e9 }')
-        wall_ns=$((t1 - t0))
 }
 
 # wipectl waits for the jobs itself (one process, a status poll every 0.5 s) and prints the final
 # job objects. Polling from here instead (a wipectl and a jq every 20 ms) costs ~20 % of the rate
 # on a 2-CPU machine, so the time comes from the jobs' own elapsed_s, not from our clock.
 # --verify none: the write alone (the default, a 10 % sample read-back, would add reads).
+# $1: a cipher (random pass) or "zero" (--method zero). The CPU is the daemon's (its workers do
+# the work) plus wipectl's own.
 wipe_timing=
 declare -A wipe_jobs=()         # cipher -> the job ids of its latest wipe, for run_verify
 run_wipe() {
-        local cipher=$1 st rc t0 t1 d
-        t0=$(now_ns)
-        st=$("$wipectl" --socket "$sock" --json wipe --yes --verify none --cipher "$cipher" "${loops[@]}" \
+        local kind=$1 args st rc t0 c0 a0 d0 d
+        if [[ $kind == zero ]]; then
+                args=(--method zero)
+        else
+                args=(--cipher "$kind")
+        fi
+        read_child_ticks
+        c0=$child_ticks
+        a0=$all_busy
+        read_daemon_ticks
+        d0=$daemon_ticks
+        now
+        t0=$now_us
+        st=$("$wipectl" --socket "$sock" --json wipe --yes --verify none "${args[@]}" "${loops[@]}" \
                 2>"$work/wipectl.err")
         rc=$?
-        t1=$(now_ns)
+        now
+        read_daemon_ticks
+        read_child_ticks
+        wall_ns=$(((now_us - t0) * 1000))
+        ticks=$((daemon_ticks - d0 + child_ticks - c0))
+        aticks=$((all_busy - a0))
         if [[ $rc -ne 0 ]]; then
                 cat "$work/wipectl.err" >&2
                 [[ -n $st ]] && jq -c '[.jobs[]? | {device, state, error}]' <<<"$st" >&2
-                die "wipectl wipe --cipher $cipher failed (exit $rc)"
+                die "wipectl wipe ${args[*]} failed (exit $rc)"
         fi
         jq -e --argjson n "$n_devices" '(.jobs | length) == $n and all(.jobs[]; .state == "done")' \
-                <<<"$st" >/dev/null || die "wipectl wipe --cipher $cipher: unexpected result: $st"
+                <<<"$st" >/dev/null || die "wipectl wipe ${args[*]}: unexpected result: $st"
         bytes=$(jq '[.jobs[].bytes_total] | add' <<<"$st")
         ((bytes == n_devices * size)) || die "wipe covered $bytes bytes, expected $((n_devices * size))"
-        wipe_jobs[$cipher]=$(jq -r '[.jobs[].id] | join(" ")' <<<"$st")
-        wall_ns=$((t1 - t0))
+        [[ $kind != zero ]] && wipe_jobs[$kind]=$(jq -r '[.jobs[].id] | join(" ")' <<<"$st")
         # All jobs of one submit start at the same time: the aggregate time is the longest job.
         if jq -e 'all(.jobs[]; .elapsed_s | type == "number")' <<<"$st" >/dev/null; then
                 ns=$(jq '[.jobs[].elapsed_s] | max * 1e9 | floor' <<<"$st")
@@ -298,11 +442,14 @@ run_wipe() {
                 ns=$wall_ns
                 wipe_timing="the wall clock around wipectl wipe (no elapsed_s in its JSON; coarse: wipectl polls every 0.5 s)"
         fi
-        # The fio run before this one left zeros: the last MiB must not be zeros any more.
+        # A random wipe follows fio's zeros, the zero wipe follows a random wipe: the last MiB
+        # must have changed.
         for d in "${loops[@]}"; do
                 if dd if="$d" bs=1M skip=$((size / mib - 1)) count=1 iflag=direct status=none |
                         cmp -s -n "$mib" - /dev/zero; then
-                        die "$d: the last MiB is still zeros after a wipe reported done"
+                        [[ $kind == zero ]] || die "$d: the last MiB is still zeros after a random wipe reported done"
+                else
+                        [[ $kind != zero ]] || die "$d: the last MiB is not zeros after a zero wipe reported done"
                 fi
         done
 }
@@ -314,11 +461,17 @@ run_wipe() {
 # pass (it read back exactly what the wipe wrote), and have read the whole device.
 verify_timing=
 run_verify() {
-        local cipher=$1 ids i id st t0 t1
+        local cipher=$1 ids i id st t0 c0 a0 d0
         read -r -a ids <<<"${wipe_jobs[$cipher]:-}"
         ((${#ids[@]} == n_devices)) || die "verify: no wipe with $cipher to verify"
         bg_pids=()
-        t0=$(now_ns)
+        read_child_ticks
+        c0=$child_ticks
+        a0=$all_busy
+        read_daemon_ticks
+        d0=$daemon_ticks
+        now
+        t0=$now_us
         for i in "${!ids[@]}"; do
                 "$wipectl" --socket "$sock" --json verify --verify last "${ids[$i]}" >"$work/ver$i.out" 2>"$work/ver$i.err" &
                 bg_pids[i]=$!
@@ -326,8 +479,13 @@ run_verify() {
         for i in "${!ids[@]}"; do
                 wait "${bg_pids[$i]}" || { cat "$work/ver$i.err" "$work/ver$i.out" >&2; die "wipectl verify ${ids[$i]} ($cipher) failed"; }
         done
-        t1=$(now_ns)
+        now
+        read_daemon_ticks
+        read_child_ticks
         bg_pids=()
+        wall_ns=$(((now_us - t0) * 1000))
+        ticks=$((daemon_ticks - d0 + child_ticks - c0))
+        aticks=$((all_busy - a0))
         st=$(jq -s '{jobs: [.[].jobs[0]]}' "$work"/ver*.out) || die "verify: unreadable output"
         rm -f "$work"/ver*.out "$work"/ver*.err
         jq -e --argjson n "$n_devices" --argjson s "$size" \
@@ -342,15 +500,18 @@ run_verify() {
         ns=$(jq '[.jobs[].elapsed_s] | max * 1e9 | floor' <<<"$st")
         ((ns > 0)) || die "verify: no elapsed_s in $st"
         verify_timing="the jobs' own elapsed_s (daemon clock, from the verify request to the end of the read-back)"
-        wall_ns=$((t1 - t0))
 }
 
 # Start one writer per device in the background ("$1" is a function taking the device), wait for
-# all, check each wrote what it should.
+# all, check each wrote what it should. The CPU is that of the whole process tree of each writer.
 run_parallel() {
-        local fn=$1 expect=$2 i t0 t1 got
+        local fn=$1 expect=$2 i t0 c0 a0 got
         bg_pids=()
-        t0=$(now_ns)
+        read_child_ticks
+        c0=$child_ticks
+        a0=$all_busy
+        now
+        t0=$now_us
         for i in "${!loops[@]}"; do
                 "$fn" "${loops[$i]}" >"$work/par$i.out" 2>"$work/par$i.err" &
                 bg_pids[i]=$!
@@ -358,8 +519,13 @@ run_parallel() {
         for i in "${!loops[@]}"; do
                 wait "${bg_pids[$i]}" || { cat "$work/par$i.err" >&2; die "$fn ${loops[$i]} failed"; }
         done
-        t1=$(now_ns)
+        now
+        read_child_ticks
         bg_pids=()
+        ns=$(((now_us - t0) * 1000))
+        wall_ns=$ns
+        ticks=$((child_ticks - c0))
+        aticks=$((all_busy - a0))
         for i in "${!loops[@]}"; do
                 # dd's summary line: "N bytes (...) copied, ..."
                 got=$(awk '/bytes .* copied/ { n = $1 } END { printf "%.0f", n }' "$work/par$i.err")
@@ -367,8 +533,6 @@ run_parallel() {
                 ((got == expect)) || { cat "$work/par$i.err" >&2; die "$fn ${loops[$i]}: wrote $got bytes, expected $expect"; }
         done
         bytes=$((n_devices * expect))
-        ns=$((t1 - t0))
-        wall_ns=$ns
 }
 
 dd_urandom_one() {
@@ -389,12 +553,235 @@ shred_one() {
         shred -n1 -s "$size" "$1"
 }
 
-# Each verify_* reads back what the wipe_* just before it wrote: nothing writes in between.
-tests=(fio2 fio4 fio32 fioread2 fioread4 fioread32 wipe_aes verify_aes wipe_chacha verify_chacha urandom openssl)
-$have_shred && tests+=(shred)
-writers=(fio2 fio4 fio32 wipe_aes wipe_chacha urandom openssl)
-$have_shred && writers+=(shred)
-readers=(fioread2 fioread4 fioread32 verify_aes verify_chacha)
+# nwipe, one process for all devices (it wipes them in parallel threads), its PRNG stream method,
+# one round, no verification, no blanking pass, no GUI; stopped after --nwipe-seconds. Its rate is
+# the bytes it passed to write() (/proc/PID/io wchar: nwipe writes through the page cache) over the
+# time between two samples, the first 1 s after it started (past its set-up), the last just before
+# it is stopped; its CPU is its own over the same interval (/proc/PID/stat).
+nwipe_prng=
+nwipe_sample() {
+        local pid=$1 k v a w=
+        { read -r -a a <"/proc/$pid/stat"; } 2>/dev/null || return 1
+        [[ ${a[2]} != Z ]] || return 1         # exited, not yet reaped
+        { while read -r k v; do
+                if [[ $k == wchar: ]]; then
+                        w=$v
+                fi
+        done <"/proc/$pid/io"; } 2>/dev/null
+        [[ -n $w ]] || return 1
+        s_ticks=$((a[13] + a[14]))
+        read_child_ticks
+        now
+        s_w=$w
+        s_all=$all_busy
+        s_us=$now_us
+}
+
+run_nwipe() {
+        local args expect got pid t0 i d w0 k0 u0 a0 w1 k1 u1 a1 stopped=false
+        [[ -n $nwipe_bin ]] || die "internal error: no nwipe"
+        args=(--autonuke --nogui --method=random --rounds=1 --verify=off --noblank --nowait
+                --logfile="$work/nwipe.log")
+        # Never without devices: nwipe would then enumerate and wipe every disk of the machine.
+        ((${#loops[@]} > 0)) || die "internal error: nwipe without devices"
+        for d in "${loops[@]}"; do
+                [[ $d =~ ^/dev/loop[0-9]+$ ]] || die "nwipe: \"$d\" is not one of our loop devices"
+        done
+        guard
+        expect=$(printf '%s\n' "$nwipe_bin" "${args[@]}" "${loops[@]}")
+        rm -f "$work/nwipe.log"
+        (cd "$work" && exec "$nwipe_bin" "${args[@]}" "${loops[@]}") </dev/null >"$work/nwipe.out" 2>&1 &
+        pid=$!
+        bg_pids=("$pid")
+        now
+        t0=$now_us
+        # The subshell execs nwipe: once it has, its command line must be exactly ours.
+        for ((i = 0; i < 200; i++)); do
+                got=$(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null)
+                [[ $got == "$nwipe_bin"$'\n'* ]] && break
+                sleep 0.01
+        done
+        if [[ $got != "$expect" ]]; then
+                kill -KILL "$pid" 2>/dev/null
+                die "nwipe's command line is not what was started:"$'\n'"$got"
+        fi
+        sleep 1
+        nwipe_sample "$pid" || { cat "$work/nwipe.out" "$work/nwipe.log" >&2 2>/dev/null; die "nwipe ended at start-up (output above)"; }
+        w0=$s_w k0=$s_ticks u0=$s_us a0=$s_all
+        w1=$w0 k1=$k0 u1=$u0 a1=$a0
+        while :; do
+                sleep 0.25
+                now
+                ((now_us - t0 >= nwipe_seconds * 1000000)) && break
+                nwipe_sample "$pid" || break     # it finished by itself
+                ((s_w >= w1)) || break
+                w1=$s_w k1=$s_ticks u1=$s_us a1=$s_all
+        done
+        if kill -0 "$pid" 2>/dev/null; then
+                nwipe_sample "$pid" && ((s_w >= w1)) && { w1=$s_w k1=$s_ticks u1=$s_us a1=$s_all; }
+                kill -TERM "$pid" 2>/dev/null
+                stopped=true
+        fi
+        for ((i = 0; i < 150; i++)); do
+                kill -0 "$pid" 2>/dev/null || break
+                sleep 0.1
+        done
+        kill -KILL "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+        bg_pids=()
+        ((u1 - u0 >= 500000)) || die "nwipe: less than 0.5 s of writing to measure (--nwipe-seconds, --size)"
+        bytes=$((w1 - w0))
+        ns=$(((u1 - u0) * 1000))
+        wall_ns=$ns
+        ticks=$((k1 - k0))
+        aticks=$((a1 - a0))
+        ((bytes > 0)) || { cat "$work/nwipe.log" >&2; die "nwipe wrote nothing"; }
+        if [[ -z $nwipe_prng ]]; then
+                nwipe_prng=$(awk -F'= *' '/ prng *=/ { print $2; exit }' "$work/nwipe.log" 2>/dev/null)
+                [[ -n $nwipe_prng ]] || nwipe_prng="?"
+        fi
+        $stopped || say "nwipe finished by itself before --nwipe-seconds (a larger --size gives a longer sample)"
+}
+
+# --- status latency ------------------------------------------------------------------------------
+
+# Jobs ids -> wait until none of them runs any more (cancelling them first).
+finish_jobs() {
+        local id i
+        for id in "$@"; do
+                "$wipectl" --socket "$sock" cancel "$id" >/dev/null 2>&1
+        done
+        for ((i = 0; i < 600; i++)); do
+                "$wipectl" --socket "$sock" --json status "$@" 2>/dev/null |
+                        jq -e 'all(.jobs[]; .state != "running" and .state != "flushing")' >/dev/null && return 0
+                sleep 0.1
+        done
+        die "jobs $* still running 60 s after being cancelled"
+}
+
+# Submit a random wipe of all devices (cipher auto, --verify none) without waiting; the job ids
+# into $probe_ids.
+probe_submit() {
+        guard
+        probe_ids=$("$wipectl" --socket "$sock" --json wipe --yes --no-wait --verify none "${loops[@]}" |
+                jq -r '[.jobs[].id] | join(" ")') || die "wipectl wipe --no-wait failed"
+        local a
+        read -r -a a <<<"$probe_ids"
+        ((${#a[@]} == n_devices)) || die "wipectl wipe --no-wait: expected $n_devices job ids, got \"$probe_ids\""
+}
+
+# How many of the jobs in a status reply are "running".
+count_running() {
+        local str=${1//[[:space:]]/} rest
+        rest=${str//\"state\":\"running\"/}
+        echo $(((${#str} - ${#rest}) / 17))
+}
+
+# Time $status_requests status requests, each while every device's wipe is running; when the
+# wipe ends first, a new one is submitted and the sample that saw it end is dropped.
+# 1. "wipectl --json status JOB..." as a user or a monitoring script would: process start-up,
+#    connect, request, reply and printing the JSON (to a file on tmpfs), timed around the process.
+# 2. With perl: one connection, {"op":"status","jobs":[...]} request and reply line, timed in the
+#    client: the daemon's own answer time plus the socket round trip, no process start-up.
+# 3. For scale, "wipectl --version" after each wipectl status request, under the same load: the
+#    process start-up alone, without the daemon.
+# Latencies in ms into $work/lat-wipectl, $work/lat-raw, $work/lat-spawn.
+status_probe() {
+        local got=0 rounds=0 t0 body id n running ids_json
+        : >"$work/lat-wipectl"
+        : >"$work/lat-raw"
+        : >"$work/lat-spawn"
+        while ((got < status_requests)); do
+                ((rounds++ < 200)) || die "status latency: the wipes end too fast to take $status_requests samples"
+                probe_submit
+                while ((got < status_requests)); do
+                        now
+                        t0=$now_us
+                        # shellcheck disable=SC2086
+                        "$wipectl" --socket "$sock" --json status $probe_ids >"$work/status.json" 2>&1
+                        n=$?
+                        now
+                        ((n == 0)) || { cat "$work/status.json" >&2; die "wipectl status failed during a wipe"; }
+                        read -r -d '' body <"$work/status.json"
+                        running=$(count_running "$body")
+                        ((running == n_devices)) || break
+                        echo "$((now_us - t0))" >>"$work/lat-wipectl"
+                        got=$((got + 1))
+                        # For scale, under the same load: the process start-up alone.
+                        now
+                        t0=$now_us
+                        "$wipectl" --version >/dev/null 2>&1
+                        now
+                        echo "$((now_us - t0))" >>"$work/lat-spawn"
+                done
+                # shellcheck disable=SC2086
+                finish_jobs $probe_ids
+        done
+        if $have_perl; then
+                got=0
+                rounds=0
+                while ((got < status_requests)); do
+                        ((rounds++ < 200)) || die "status latency: the wipes end too fast to take $status_requests samples"
+                        probe_submit
+                        ids_json=$(tr ' ' ',' <<<"$probe_ids")
+                        # Prints one latency (us) per request that saw all jobs running; stops at the
+                        # first that did not.
+                        perl -MIO::Socket::UNIX -MTime::HiRes=time -e '
+                                my ($path, $n, $ids, $want) = @ARGV;
+                                my $s = IO::Socket::UNIX->new(Peer => $path) or die "connect $path: $!\n";
+                                $s->autoflush(1);
+                                for my $i (1 .. $n) {
+                                        my $t0 = time;
+                                        print $s "{\"id\":$i,\"op\":\"status\",\"jobs\":[$ids]}\n";
+                                        my $line = <$s>;
+                                        my $t1 = time;
+                                        defined $line or die "connection closed\n";
+                                        $line =~ /"ok"\s*:\s*true/ or die "status failed: $line";
+                                        my $r = () = $line =~ /"state"\s*:\s*"running"/g;
+                                        last if $r != $want;
+                                        printf "%.0f\n", ($t1 - $t0) * 1e6;
+                                }' "$sock" "$((status_requests - got))" "$ids_json" "$n_devices" >"$work/lat-raw.part" ||
+                                die "status latency: the perl client failed"
+                        cat "$work/lat-raw.part" >>"$work/lat-raw"
+                        got=$(wc -l <"$work/lat-raw")
+                        # shellcheck disable=SC2086
+                        finish_jobs $probe_ids
+                done
+        fi
+}
+
+# p50 p99 max (ms, two decimals) of a file of latencies in us: nearest rank.
+percentiles() {
+        sort -n "$1" | awk '{ a[NR] = $1 } END {
+                if (NR == 0) { print "- - - 0"; exit }
+                p50 = a[int((NR * 50 + 99) / 100)]; p99 = a[int((NR * 99 + 99) / 100)]
+                printf "%.2f %.2f %.2f %d\n", p50 / 1000, p99 / 1000, a[NR] / 1000, NR }'
+}
+
+# --- the tests -----------------------------------------------------------------------------------
+
+# Each verify_* reads back what the wipe_* just before it wrote; the zero wipe overwrites a random
+# one, so that a zero wipe that did not write shows.
+all_writers=(fio2 fio4 fio32 wipe_aes wipe_chacha wipe_zero urandom openssl)
+$have_shred && all_writers+=(shred)
+[[ -n $nwipe_bin ]] && all_writers+=(nwipe)
+all_readers=()
+$do_read && all_readers=(fioread2 fioread4 fioread32 verify_aes verify_chacha)
+
+# The order within one repetition.
+tests_for() {
+        local n=$1 t=(fio2 fio4 fio32)
+        $do_read && t+=(fioread2 fioread4 fioread32)
+        t+=(wipe_aes)
+        $do_read && t+=(verify_aes)
+        t+=(wipe_zero wipe_chacha)
+        $do_read && t+=(verify_chacha)
+        t+=(urandom openssl)
+        $have_shred && t+=(shred)
+        [[ -n $nwipe_bin && $nwipe_counts == *" $n "* ]] && t+=(nwipe)
+        echo "${t[*]}"
+}
+
 declare -A label=(
         [fio2]="fio write zeros, iodepth 2"
         [fio4]="fio write zeros, iodepth 4"
@@ -402,16 +789,17 @@ declare -A label=(
         [fioread2]="fio read, iodepth 2"
         [fioread4]="fio read, iodepth 4"
         [fioread32]="fio read, iodepth 32"
-        [wipe_aes]="wipectl wipe, aes-128-ctr"
-        [wipe_chacha]="wipectl wipe, chacha20"
+        [wipe_aes]="wipectl wipe random, aes-128-ctr"
+        [wipe_chacha]="wipectl wipe random, chacha20"
+        [wipe_zero]="wipectl wipe --method zero"
         [verify_aes]="wipectl verify last, aes-128-ctr"
         [verify_chacha]="wipectl verify last, chacha20"
         [urandom]="dd if=/dev/urandom"
         [openssl]="openssl enc aes-128-ctr | dd"
         [shred]="shred -n1"
+        [nwipe]="nwipe random"
 )
 ((urandom_size < size)) && label[urandom]="dd if=/dev/urandom ($((urandom_size / mib)) MiB/dev)"
-declare -A raw=() wall=()
 
 run_one() {
         case $1 in
@@ -423,11 +811,13 @@ run_one() {
         fioread32) run_fio 32 read ;;
         wipe_aes) run_wipe aes-128-ctr ;;
         wipe_chacha) run_wipe chacha20 ;;
+        wipe_zero) run_wipe zero ;;
         verify_aes) run_verify aes-128-ctr ;;
         verify_chacha) run_verify chacha20 ;;
         urandom) run_parallel dd_urandom_one "$urandom_size" ;;
         openssl) run_parallel openssl_one "$size" ;;
         shred) run_parallel shred_one "$size" ;;
+        nwipe) run_nwipe ;;
         esac
 }
 
@@ -435,8 +825,22 @@ mbps() {
         awk -v b="$1" -v ns="$2" 'BEGIN { printf "%.0f", b / (ns / 1e9) / 1e6 }'
 }
 
+# median FORMAT VALUE...
 median() {
-        printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.0f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+        local fmt=$1
+        shift
+        printf '%s\n' "$@" | sort -g | awk -v f="$fmt" '{ a[NR] = $1 } END {
+                if (NR % 2) printf f "\n", a[(NR + 1) / 2]; else printf f "\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+# ratio A B: A / B with two decimals.
+ratio() {
+        awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
+}
+
+# mark A OP B: "met" or "missed".
+mark() {
+        awk -v a="$1" -v b="$3" -v op="$2" 'BEGIN { ok = (op == ">=" ? a >= b : a < b); print (ok ? "met" : "missed") }'
 }
 
 # --- machine information -------------------------------------------------------------------------
@@ -446,10 +850,13 @@ cpu_model=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 aes_flag=no
 grep -qw aes /proc/cpuinfo && aes_flag=yes     # x86 "flags", arm64 "Features"
 
+nwipe_version=
+[[ -n $nwipe_bin ]] && nwipe_version=", $(dpkg-query -W -f '${Package} ${Version}' nwipe 2>/dev/null || "$nwipe_bin" --version 2>/dev/null | head -n 1)"
 echo "machine:  $(nproc) CPUs, ${cpu_model:-unknown CPU} (AES instructions: $aes_flag), $(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) RAM"
 echo "kernel:   $(uname -srm)"
-echo "tools:    $(fio --version), $(openssl version | awk '{ print $1, $2 }'), $("$wiped" --version 2>/dev/null | head -n 1) from $build"
-echo "wiped:    $(jq -r '.daemon | "\(.threads) threads x \(.queue_depth // "?") writes in flight x \((.io_size // 0) / 1024) KiB, auto cipher \(.cipher_auto)"' <<<"$version_json")${daemon_args[*]:+ (extra: ${daemon_args[*]})}"
+echo "tools:    $(fio --version), $(openssl version | awk '{ print $1, $2 }')$nwipe_version, $("$wiped" --version 2>/dev/null | head -n 1) from $build"
+echo "wiped:    $(jq -r '.daemon | "\(.threads) threads, \(.buffers // "?") buffers per thread x \((.io_size // 0) / 1048576) MiB (buffer memory \((.buffer_memory // 0) / 1048576 | floor) MiB), queue depth \(if .queue_depth == 0 then "from topology" else (.queue_depth // "?") end), rate limit \(if (.max_rate // 0) == 0 then "none" else "\(.max_rate) B/s" end), auto cipher \(.cipher_auto)"' <<<"$version_json")"
+echo "          wiped --threads $threads${daemon_args[*]:+ ${daemon_args[*]}}"
 # How busy the CPUs are with other work right now (1 s sample): other work makes figures noisy.
 cpu_ticks() {
         awk '/^cpu / { busy = $2 + $3 + $4 + $7 + $8 + $9; print busy, busy + $5 + $6 }' /proc/stat
@@ -459,111 +866,232 @@ sleep 1
 read -r busy1 total1 < <(cpu_ticks)
 busy=$(awk -v b=$((busy1 - busy0)) -v t=$((total1 - total0)) 'BEGIN { printf "%.0f", (t > 0 ? 100 * b / t : 0) }')
 echo "load:     CPUs ${busy}% busy over 1 s before the runs; load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "devices:  $n_devices x $((size / mib)) MiB loop device(s) over tmpfs files (${loops[*]}, direct I/O:$dio)"
+echo "plan:     device counts ${counts[*]} x $((size / mib)) MiB loop devices over tmpfs files, $reps interleaved repetitions"
 if $cipher_speed; then
+        declare -A ossl=()
         for c in aes-128-ctr chacha20; do
                 v=$(openssl speed -evp "$c" -bytes 1048576 -seconds 1 2>/dev/null | tail -n 1 | awk '{ print $NF }')
                 if [[ $v =~ ^([0-9.]+)k$ ]]; then
-                        printf 'openssl speed -evp %-11s  %6.0f MB/s on one core (1 MiB blocks)\n' "$c" \
-                                "$(awk -v k="${BASH_REMATCH[1]}" 'BEGIN { print k / 1000 }')"
+                        ossl[$c]=$(awk -v k="${BASH_REMATCH[1]}" 'BEGIN { printf "%.0f", k / 1000 }')
+                        printf 'openssl speed -evp %-11s  %6s MB/s on one core (1 MiB blocks)\n' "$c" "${ossl[$c]}"
                 else
                         echo "openssl speed -evp $c: no figure (got \"$v\")"
                 fi
         done
-fi
-echo
-
-# --- the runs ------------------------------------------------------------------------------------
-
-((busy > 10)) && say "warning: the CPUs were ${busy}% busy before the runs: something else is running; expect noise"
-start=$(now_ns)
-say "warm-up: one fio pass over each device (not counted)"
-guard
-run_fio 32
-
-for ((r = 1; r <= reps; r++)); do
-        for t in "${tests[@]}"; do
-                guard
-                run_one "$t"
-                v=$(mbps "$bytes" "$ns")
-                raw[$t]+=" $v"
-                wall[$t]+=" $(mbps "$bytes" "$wall_ns")"
-                say "rep $r/$reps: ${label[$t]}: $v MB/s"
-        done
-done
-end=$(now_ns)
-
-# --- the table -----------------------------------------------------------------------------------
-
-declare -A med=()
-for t in "${tests[@]}"; do
-        # shellcheck disable=SC2086
-        med[$t]=$(median ${raw[$t]})
-done
-# best_of T...: the test with the highest median.
-best_of() {
-        local t b=0 bt=
-        for t in "$@"; do
-                if ((med[$t] > b)); then
-                        b=${med[$t]}
-                        bt=$t
+        # wiped's own keystream generator, when the build has the tool for it.
+        ks=$build/tests/bench/keystream-speed
+        if [[ -x $ks ]]; then
+                if ks_out=$(timeout 300 "$ks" 2>&1); then
+                        echo "wiped's keystream on one core ($ks, its defaults):"
+                        while IFS= read -r l; do
+                                echo "  $l"
+                        done <<<"$ks_out"
+                        # Side by side, when its lines name the cipher and a MB/s figure.
+                        for c in aes-128-ctr chacha20; do
+                                v=$(awk -v c="$c" 'index($0, c) { for (i = 1; i < NF; i++) if ($(i + 1) ~ /^MB\/s/ && $i ~ /^[0-9.]+$/) { print $i; exit } }' <<<"$ks_out")
+                                [[ -n $v && -n ${ossl[$c]:-} ]] &&
+                                        printf '%-11s wiped %6.0f MB/s, openssl %6s MB/s: %sx\n' "$c" "$v" "${ossl[$c]}" "$(ratio "$v" "${ossl[$c]}")"
+                        done
+                else
+                        echo "wiped's keystream ($ks): failed: $(tail -n 1 <<<"$ks_out")"
                 fi
-        done
-        echo "$bt"
-}
-best_t=$(best_of fio2 fio4 fio32)
-best=${med[$best_t]:-0}
-best_read_t=$(best_of fioread2 fioread4 fioread32)
-best_read=${med[$best_read_t]:-0}
-# ratio A [B]: A / B (default: fio's best write) with two decimals.
-ratio() {
-        awk -v a="$1" -v b="${2:-$best}" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
-}
-
-if ((n_devices > 1)); then
-        echo "results: $n_devices devices x $((size / mib)) MiB written (read) at once, aggregate MB/s"
-else
-        echo "results: 1 device x $((size / mib)) MiB"
+        fi
 fi
-printf '%-36s %9s %8s   %s\n' "writer" "MB/s" "x best" "raw MB/s, rep 1..$reps"
-for t in "${writers[@]}"; do
-        mark=
-        [[ $t == "$best_t" ]] && mark=" <- fio best: the device's limit"
-        printf '%-36s %9s %7sx  %s%s\n' "${label[$t]}" "${med[$t]}" "$(ratio "${med[$t]}")" "${raw[$t]# }" "$mark"
-done
-$have_shred || printf '%-36s %9s\n' "shred -n1" "skipped ($($do_shred && echo "shred not found" || echo "--no-shred"))"
-printf '%-36s %9s %8s   %s\n' "reader" "MB/s" "x best" "raw MB/s, rep 1..$reps"
-for t in "${readers[@]}"; do
-        mark=
-        [[ $t == "$best_read_t" ]] && mark=" <- fio best read: the device's limit"
-        printf '%-36s %9s %7sx  %s%s\n' "${label[$t]}" "${med[$t]}" "$(ratio "${med[$t]}" "$best_read")" "${raw[$t]# }" "$mark"
-done
 echo
-echo "MB/s = 10^6 bytes/s, median of $reps interleaved runs; x best = median / fio's best median"
-echo "  (writers: fio's best write; readers: fio's best read)."
-echo "wipectl wipe rows: \"wipectl --json wipe --yes --verify none\" (all devices in one submit), timed by $wipe_timing"
-echo "  as printed in wipectl's final job objects (the same JOB objects as status --json)."
-echo "  By the wall clock around wipectl (start-up, 0.5 s polls) they were: aes-128-ctr${wall[wipe_aes]}, chacha20${wall[wipe_chacha]} MB/s."
-echo "wipectl verify rows: \"wipectl --json verify --verify last JOB\" of the wipe just before (one per device, at once):"
-echo "  every byte read back with O_DIRECT and compared with the regenerated keystream, timed by $verify_timing."
-echo "  By the wall clock around wipectl they were: aes-128-ctr${wall[verify_aes]}, chacha20${wall[verify_chacha]} MB/s."
+((busy > 10)) && say "warning: the CPUs were ${busy}% busy before the runs: something else is running; expect noise"
+
+# --- the runs, one device count after the other --------------------------------------------------
+
+declare -A M=() C=() A=() BEST=() BESTR=() LAT=()   # per count, for the summary
+run_start=${EPOCHREALTIME/./}
+
+for n in "${counts[@]}"; do
+        say "=== $n device(s) x $((size / mib)) MiB ==="
+        count_start=${EPOCHREALTIME/./}
+        make_devices "$n"
+        guard
+        dio=
+        for d in "${loops[@]}"; do
+                dio+=" $(cat "/sys/block/${d#/dev/}/loop/dio" 2>/dev/null || echo '?')"
+        done
+        read -r -a tests <<<"$(tests_for "$n")"
+        declare -A raw=() wall=() cpu=() acpu=()
+
+        say "warm-up: one fio pass over each device (not counted)"
+        guard
+        run_fio 32
+
+        for ((r = 1; r <= reps; r++)); do
+                for t in "${tests[@]}"; do
+                        guard
+                        run_one "$t"
+                        v=$(mbps "$bytes" "$ns")
+                        raw[$t]+=" $v"
+                        wall[$t]+=" $(mbps "$bytes" "$wall_ns")"
+                        cpu[$t]+=" $(cpu_per_gib "$ticks" "$bytes")"
+                        acpu[$t]+=" $(cpu_per_gib "$aticks" "$bytes")"
+                        say "rep $r/$reps, $n device(s): ${label[$t]}: $v MB/s, $(cpu_per_gib "$ticks" "$bytes") CPU s/GiB ($(cpu_per_gib "$aticks" "$bytes") all CPUs)"
+                done
+        done
+
+        say "status latency: $status_requests requests per client while all $n device(s) are being wiped"
+        status_probe
+        read -r lw50 lw99 lwmax lwn < <(percentiles "$work/lat-wipectl")
+        read -r lr50 lr99 lrmax lrn < <(percentiles "$work/lat-raw")
+        read -r ls50 ls99 lsmax lsn < <(percentiles "$work/lat-spawn")
+        hwm=$(awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$daemon_pid/status")
+        rss=$(awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$daemon_pid/status")
+        count_end=${EPOCHREALTIME/./}
+
+        # --- the table of this count ---
+        for t in "${tests[@]}"; do
+                # shellcheck disable=SC2086
+                M[$n,$t]=$(median "%.0f" ${raw[$t]})
+                # shellcheck disable=SC2086
+                C[$n,$t]=$(median "%.2f" ${cpu[$t]})
+                # shellcheck disable=SC2086
+                A[$n,$t]=$(median "%.2f" ${acpu[$t]})
+        done
+        bt=
+        b=0
+        for t in fio2 fio4 fio32; do
+                ((M[$n,$t] > b)) && { b=${M[$n,$t]}; bt=$t; }
+        done
+        BEST[$n]=$b
+        brt=
+        br=0
+        if $do_read; then
+                for t in fioread2 fioread4 fioread32; do
+                        ((M[$n,$t] > br)) && { br=${M[$n,$t]}; brt=$t; }
+                done
+        fi
+        BESTR[$n]=$br
+        LAT[$n]="$lw50 $lw99 $lwmax $lwn $lr50 $lr99 $lrmax $lrn"
+
+        if ((n > 1)); then
+                echo "=== $n devices x $((size / mib)) MiB, written (read) at once: aggregate MB/s (${loops[*]}, direct I/O:$dio)"
+        else
+                echo "=== 1 device x $((size / mib)) MiB (${loops[*]}, direct I/O:$dio)"
+        fi
+        printf '%-36s %7s %7s  %9s %9s   %s\n' "writer" "MB/s" "x fio" "CPU s/GiB" "all CPUs" "raw MB/s, rep 1..$reps"
+        for t in "${all_writers[@]}"; do
+                [[ -n ${M[$n,$t]:-} ]] || continue
+                l=${label[$t]}
+                [[ $t == nwipe ]] && l="nwipe random (${nwipe_prng:-?}), ${nwipe_seconds} s"
+                m=
+                [[ $t == "$bt" ]] && m="  <- fio best: 1.00x reference"
+                printf '%-36s %7s %6sx  %9s %9s   %s%s\n' "$l" "${M[$n,$t]}" "$(ratio "${M[$n,$t]}" "$b")" "${C[$n,$t]}" "${A[$n,$t]}" "${raw[$t]# }" "$m"
+        done
+        $have_shred || printf '%-36s %7s\n' "shred -n1" "skipped ($($do_shred && echo "shred not found" || echo "--no-shred"))"
+        if [[ -z $nwipe_bin ]]; then
+                printf '%-36s %7s\n' "nwipe" "skipped ($($do_nwipe && echo "nwipe not found" || echo "--no-nwipe"))"
+        elif [[ $nwipe_counts != *" $n "* ]]; then
+                printf '%-36s %7s\n' "nwipe" "skipped (only at --nwipe-counts${nwipe_counts% })"
+        fi
+        if $do_read; then
+                printf '%-36s %7s %7s  %9s %9s   %s\n' "reader" "MB/s" "x read" "CPU s/GiB" "all CPUs" "raw MB/s, rep 1..$reps"
+                for t in "${all_readers[@]}"; do
+                        m=
+                        [[ $t == "$brt" ]] && m="  <- fio best read: 1.00x reference"
+                        printf '%-36s %7s %6sx  %9s %9s   %s%s\n' "${label[$t]}" "${M[$n,$t]}" "$(ratio "${M[$n,$t]}" "$br")" "${C[$n,$t]}" "${A[$n,$t]}" "${raw[$t]# }" "$m"
+                done
+        fi
+        echo "status latency, ms (p50 / p99 / max), while all $n device(s) were being wiped:"
+        printf '  %-52s %6s / %6s / %6s  (%d requests)\n' "wipectl --json status JOB... (process start included)" "$lw50" "$lw99" "$lwmax" "$lwn"
+        if $have_perl; then
+                printf '  %-52s %6s / %6s / %6s  (%d requests)\n' "status request on one open connection (no start-up)" "$lr50" "$lr99" "$lrmax" "$lrn"
+        else
+                printf '  %-52s %s\n' "status request on one open connection" "skipped (perl with IO::Socket::UNIX, Time::HiRes not found)"
+        fi
+        printf '  %-52s %6s / %6s / %6s  (%d runs, same load)\n' "for scale: wipectl --version (start-up alone)" "$ls50" "$ls99" "$lsmax" "$lsn"
+        echo "wiped memory: peak RSS (VmHWM) so far $hwm MiB, RSS now $rss MiB"
+        echo "wipectl wipe rows by the wall clock around wipectl (start-up, 0.5 s polls), MB/s: aes-128-ctr${wall[wipe_aes]}, chacha20${wall[wipe_chacha]}, zero${wall[wipe_zero]}"
+        awk -v s="$count_start" -v e="$count_end" 'BEGIN { printf "time for this device count: %.0f s\n\n", (e - s) / 1e6 }'
+
+        unset raw wall cpu acpu
+        stop_bg
+        release_devices
+done
+run_end=${EPOCHREALTIME/./}
+
+# --- notes and the summary -----------------------------------------------------------------------
+
+echo "MB/s = 10^6 bytes/s, median of $reps interleaved runs; x fio = median / fio's best write median of that"
+echo "  device count (readers: / fio's best read). CPU s/GiB: median of user+system CPU seconds per GiB written"
+echo "  (read): for wipectl, the daemon's (/proc/PID/stat, all threads) plus wipectl's own; for the others,"
+echo "  their whole process tree (getrusage of the reaped children); nwipe, its own process. The loop"
+echo "  driver's kernel workers, which copy the data into tmpfs, are not counted there. all CPUs: the"
+echo "  busy time of all CPUs of the machine (/proc/stat) per GiB: the loop workers included, and"
+echo "  anything else that ran at the time."
+echo "wipectl wipe rows: \"wipectl --json wipe --yes --verify none\" (all devices in one submit), timed by"
+echo "  ${wipe_timing:-?}."
+$do_read && echo "wipectl verify rows: \"wipectl --json verify --verify last JOB\" of the wipe just before (one per device, at once), timed by ${verify_timing:-?}."
 echo "dd, openssl and shred rows run one writer per device at once and are timed by the wall clock."
 ((urandom_size < size)) && echo "dd if=/dev/urandom wrote only the first $((urandom_size / mib)) MiB of each device (--urandom-size): rates, not times, compare."
-awk -v s="$start" -v e="$end" -v b="$busy" 'BEGIN {
-        printf "run time %.0f s.%s\n", (e - s) / 1e9, (b > 10 ? " The CPUs were " b "% busy with other work before the runs: figures are noisy." : "") }'
+[[ -n $nwipe_prng ]] && echo "nwipe: one process for the devices, --method=random (its PRNG stream), stopped after $nwipe_seconds s; MB/s = bytes it passed to write() (/proc/PID/io wchar, through the page cache) from 1 s after its start to its stop."
+echo "status latency: each request is timed only while every device's random wipe is running (a new wipe is submitted"
+echo "  when one ends). wipectl: the whole process, start-up + connect + request + reply + JSON out; one connection:"
+echo "  the request/reply round trip alone (perl client); wipectl --version: the start-up alone, timed after each"
+echo "  status request under the same load."
+awk -v s="$run_start" -v e="$run_end" -v b="$busy" 'BEGIN {
+        printf "run time %.0f s.%s\n", (e - s) / 1e6, (b > 10 ? " The CPUs were " b "% busy with other work before the runs: figures are noisy." : "") }'
+echo "wiped peak RSS (VmHWM) over the whole run: $(awk '/^VmHWM:/ { printf "%.1f MiB", $2 / 1024 }' "/proc/$daemon_pid/status")"
+echo
 
-# verdict TARGET REFERENCE T...: "<cipher> 0.93x met; ..." for each test against the reference.
-verdict() {
-        local target=$1 ref=$2 t x ok v=
-        shift 2
-        for t in "$@"; do
-                x=$(ratio "${med[$t]}" "$ref")
-                ok=$(awk -v a="${med[$t]}" -v b="$ref" -v t="$target" 'BEGIN { print ((b > 0 && a / b >= t) ? "met" : "NOT met") }')
-                v+="${v:+; }${label[$t]##*, } ${x}x $ok"
-        done
-        echo "$v"
-}
 note=
 ((threads != 2)) && note=" (measured with --threads $threads; the targets are for 2)"
-echo "target (random wipe >= 0.70x fio's best write, with 2 threads): $(verdict 0.70 "$best" wipe_aes wipe_chacha)$note"
-echo "target (verify --verify last >= 0.80x fio's best read, with 2 threads): $(verdict 0.80 "$best_read" verify_aes verify_chacha)$note"
+has_count() {
+        [[ " ${counts[*]} " == *" $1 "* ]]
+}
+echo "targets$note:"
+# 1. one device, random >= 0.9x fio.
+if has_count 1; then
+        v=
+        for t in wipe_aes wipe_chacha; do
+                x=$(ratio "${M[1,$t]}" "${BEST[1]}")
+                v+="${v:+; }${label[$t]##*, } ${x}x $(mark "$x" ">=" 0.90)"
+        done
+        echo "  1 device, random wipe >= 0.90x fio's best write: $v"
+else
+        echo "  1 device, random wipe >= 0.90x fio's best write: not measured (no 1 in --counts)"
+fi
+# 2. four devices aggregate >= 0.9x fio with 4 jobs.
+if has_count 4; then
+        v=
+        for t in wipe_aes wipe_chacha; do
+                x=$(ratio "${M[4,$t]}" "${BEST[4]}")
+                v+="${v:+; }${label[$t]##*, } ${x}x $(mark "$x" ">=" 0.90)"
+        done
+        echo "  4 devices, aggregate random wipe >= 0.90x fio's best with 4 jobs: $v"
+else
+        echo "  4 devices, aggregate random wipe >= 0.90x fio's best with 4 jobs: not measured (no 4 in --counts)"
+fi
+# 3. random CPU s/GiB <= 1.3x zero's.
+v=
+for n in "${counts[@]}"; do
+        for t in wipe_aes wipe_chacha; do
+                x=$(ratio "${C[$n,$t]}" "${C[$n,wipe_zero]}")
+                ok=$(awk -v a="${C[$n,$t]}" -v z="${C[$n,wipe_zero]}" 'BEGIN { print (a <= 1.3 * z ? "met" : "missed") }')
+                v+="${v:+; }$n dev ${label[$t]##*, } ${x}x $ok (all CPUs $(ratio "${A[$n,$t]}" "${A[$n,wipe_zero]}")x)"
+        done
+done
+echo "  random wipe CPU s/GiB <= 1.30x the zero wipe's: $v"
+# 4. status p99 < 50 ms.
+v=
+for n in "${counts[@]}"; do
+        read -r _ p99 _ _ _ rp99 _ _ <<<"${LAT[$n]}"
+        v+="${v:+; }$n dev $p99 ms $(mark "$p99" "<" 50)"
+        $have_perl && v+=" (connection alone $rp99 ms)"
+done
+echo "  status p99 < 50 ms (wipectl --json status, process start included): $v"
+# The earlier target of the read-back, for reference.
+if $do_read; then
+        v=
+        for n in "${counts[@]}"; do
+                for t in verify_aes verify_chacha; do
+                        x=$(ratio "${M[$n,$t]}" "${BESTR[$n]}")
+                        v+="${v:+; }$n dev ${label[$t]##*, } ${x}x $(mark "$x" ">=" 0.80)"
+                done
+        done
+        echo "  (earlier) verify --verify last >= 0.80x fio's best read: $v"
+fi
