@@ -239,6 +239,8 @@ struct job {
         double rate_bps;                /* smoothed rate of work */
         uint64_t sample_bytes;          /* bytes_done at the last sample */
         double sample_mono;             /* time of the last sample */
+        struct job *flush_next;         /* the flusher's queue (its lock) */
+        unsigned flush_run;             /* the run whose stage the flusher completes */
         struct job *next;               /* job table order: oldest first */
 };
 
@@ -283,8 +285,12 @@ void job_verify_mismatch(struct job *job, uint64_t offset);
  * Called with the pool lock held. */
 bool job_claim_unit(struct job *job, struct job_unit *u);
 /* Called by a worker after releasing a unit: advances the job to its next stage, or ends it,
- * when the stage is complete or the job aborted. */
+ * when the stage is complete (on the flusher thread) or the job aborted. */
 void job_release_chunk(struct job *job, bool completed, unsigned run);
+/* Start the flusher thread that flushes completed passes. 0 or -errno (then workers flush). */
+int job_flusher_start(void);
+/* Complete what is queued, then stop it; stages complete on the workers afterwards. */
+void job_flusher_stop(void);
 /* Shutdown: every unfinished job stops and ends interrupted (now, or when its workers release
  * their chunks). Call before pool_free() and again after it. */
 void job_interrupt_all(void);

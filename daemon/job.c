@@ -582,27 +582,124 @@ static void job_stage_end(struct job *job) {
                          st->pass + 1, verify_mode_name(p->verified.mode), p->verified.coverage);
 }
 
+/* Everything after the last unit of a stage: flush or judge it, then start the next stage or end
+ * the job. The caller holds that unit, so a concurrent cancel cannot end the job (and close the
+ * device) meanwhile. */
+static void job_stage_complete(struct job *job, unsigned run) {
+        job_stage_end(job);
+        if (atomic_load(&job->abort))
+                return;
+        if (atomic_load(&job->stage_index) + 1 < job->n_stages) {
+                pool_locked(job->pool, job_stage_next, job);
+                pool_add_job(job->pool, job);
+        } else {
+                job_probe_after(job);
+                job_finish(job, JOB_DONE, run);
+        }
+}
+
+/* Give up a unit: the last one of an aborted job ends it. */
+static void job_unit_put(struct job *job, unsigned run) {
+        if (atomic_fetch_sub(&job->active_chunks, 1) == 1 && atomic_load(&job->abort))
+                job_end_aborted(job, run);
+}
+
+/* The flusher: one thread that completes stages (a flush waits on the device, for a second or more
+ * on a disk with a large cache), so that a worker never stops feeding its other devices for it.
+ * Jobs wait in a FIFO; each holds the unit of its stage's end until the flusher is done with it. */
+static struct {
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        pthread_t thread;
+        bool running, stop;
+        struct job *head, *tail;
+} flusher = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
+static void *flusher_main(void *arg) {
+        (void) arg;
+        pthread_setname_np(pthread_self(), "wiped-flush");
+        pthread_mutex_lock(&flusher.lock);
+        for (;;) {
+                struct job *job = flusher.head;
+                unsigned run;
+
+                if (!job) {
+                        if (flusher.stop)
+                                break;
+                        pthread_cond_wait(&flusher.cond, &flusher.lock);
+                        continue;
+                }
+                flusher.head = job->flush_next;
+                if (!flusher.head)
+                        flusher.tail = NULL;
+                job->flush_next = NULL;
+                run = job->flush_run;
+                pthread_mutex_unlock(&flusher.lock);
+                job_stage_complete(job, run);
+                job_unit_put(job, run);
+                pthread_mutex_lock(&flusher.lock);
+        }
+        pthread_mutex_unlock(&flusher.lock);
+        return NULL;
+}
+
+int job_flusher_start(void) {
+        int r = -pthread_create(&flusher.thread, NULL, flusher_main, NULL);
+
+        if (r == 0)
+                flusher.running = true;
+        return r;
+}
+
+void job_flusher_stop(void) {
+        pthread_mutex_lock(&flusher.lock);
+        if (!flusher.running) {
+                pthread_mutex_unlock(&flusher.lock);
+                return;
+        }
+        flusher.stop = true;
+        pthread_cond_signal(&flusher.cond);
+        pthread_mutex_unlock(&flusher.lock);
+        /* It completes what is queued first. */
+        pthread_join(flusher.thread, NULL);
+        pthread_mutex_lock(&flusher.lock);
+        flusher.running = false;
+        pthread_mutex_unlock(&flusher.lock);
+}
+
+/* Queue the job's stage end for the flusher: true, or false when it is not running (then the
+ * caller completes the stage itself). */
+static bool flusher_post(struct job *job, unsigned run) {
+        bool posted = false;
+
+        pthread_mutex_lock(&flusher.lock);
+        if (flusher.running && !flusher.stop) {
+                job->flush_run = run;
+                job->flush_next = NULL;
+                if (flusher.tail)
+                        flusher.tail->flush_next = job;
+                else
+                        flusher.head = job;
+                flusher.tail = job;
+                pthread_cond_signal(&flusher.cond);
+                posted = true;
+        }
+        pthread_mutex_unlock(&flusher.lock);
+        return posted;
+}
+
 void job_release_chunk(struct job *job, bool completed, unsigned run) {
         /* Read before this unit counts as done: until then the stage cannot change under us. */
         uint64_t units = atomic_load(&job->stage_units);
         uint64_t done = completed ? atomic_fetch_add(&job->units_done, 1) + 1 : 0;
 
         if (completed && done == units && !atomic_load(&job->abort)) {
-                /* This unit is still held, so a concurrent cancel cannot end the job (and close the
-                 * device) under the flush or the move to the next stage. */
-                job_stage_end(job);
-                if (!atomic_load(&job->abort)) {
-                        if (atomic_load(&job->stage_index) + 1 < job->n_stages) {
-                                pool_locked(job->pool, job_stage_next, job);
-                                pool_add_job(job->pool, job);
-                        } else {
-                                job_probe_after(job);
-                                job_finish(job, JOB_DONE, run);
-                        }
-                }
+                /* The flusher takes over this unit and gives it up when the stage is complete. */
+                if (flusher_post(job, run))
+                        return;
+                job_stage_complete(job, run);
         }
-        if (atomic_fetch_sub(&job->active_chunks, 1) == 1 && atomic_load(&job->abort))
-                job_end_aborted(job, run);
+        job_unit_put(job, run);
 }
 
 int job_cancel(struct job *job) {

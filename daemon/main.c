@@ -327,6 +327,9 @@ int main(int argc, char **argv) {
                 log_error("%s: cannot listen: %s", o.socket_path, strerror(-listen_fd));
                 goto fail;
         }
+        r = job_flusher_start();
+        if (r < 0)
+                log_warning("cannot start the flusher thread (%s): workers flush themselves", strerror(-r));
         r = pool_new(&pool, &(struct pool_config) { .threads = o.threads, .buffers = o.buffers, .io_size = o.io_size,
                                                     .queue_depth = o.queue_depth, .max_rate = o.max_rate });
         if (r < 0) {
@@ -353,8 +356,10 @@ int main(int argc, char **argv) {
         if (r < 0)
                 log_error("main loop failed: %s", strerror(-r));
 
-        /* Stop every job at a consistent point: workers drain what is in flight. */
+        /* Stop every job at a consistent point: the flusher completes what it has (before the pool
+         * goes: it may schedule a next stage), workers drain what is in flight. */
         job_interrupt_all();
+        job_flusher_stop();
         pool_free(pool);
         job_interrupt_all();
         job_free_all();
@@ -367,6 +372,7 @@ int main(int argc, char **argv) {
 
 fail:
         daemonize_ready(ready_fd, false);
+        job_flusher_stop();
         pool_free(pool);
         if (listen_fd >= 0)
                 close(listen_fd);

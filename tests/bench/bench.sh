@@ -393,7 +393,7 @@ run_fio() {
         ns=$(awk -v b="$bytes" -v bw="$bw" 'BEGIN { printf "%.0f", b / bw * 1e9 }')
 }
 
-# wipectl waits for the jobs itself (one process, a status poll every 0.5 s) and prints the final
+# wipectl waits for the jobs itself (one process, a status poll every 0.1 s) and prints the final
 # job objects. Polling from here instead (a wipectl and a jq every 20 ms) costs ~20 % of the rate
 # on a 2-CPU machine, so the time comes from the jobs' own elapsed_s, not from our clock.
 # --verify none: the write alone (the default, a 10 % sample read-back, would add reads).
@@ -440,7 +440,7 @@ run_wipe() {
                 wipe_timing="the jobs' own elapsed_s (daemon clock, submit to done including the final flush, 1 ms resolution)"
         else
                 ns=$wall_ns
-                wipe_timing="the wall clock around wipectl wipe (no elapsed_s in its JSON; coarse: wipectl polls every 0.5 s)"
+                wipe_timing="the wall clock around wipectl wipe (no elapsed_s in its JSON; coarse: wipectl polls every 0.1 s)"
         fi
         # A random wipe follows fio's zeros, the zero wipe follows a random wipe: the last MiB
         # must have changed.
@@ -1005,7 +1005,7 @@ for n in "${counts[@]}"; do
         fi
         printf '  %-52s %6s / %6s / %6s  (%d runs, same load)\n' "for scale: wipectl --version (start-up alone)" "$ls50" "$ls99" "$lsmax" "$lsn"
         echo "wiped memory: peak RSS (VmHWM) so far $hwm MiB, RSS now $rss MiB"
-        echo "wipectl wipe rows by the wall clock around wipectl (start-up, 0.5 s polls), MB/s: aes-128-ctr${wall[wipe_aes]}, chacha20${wall[wipe_chacha]}, zero${wall[wipe_zero]}"
+        echo "wipectl wipe rows by the wall clock around wipectl (start-up, 0.1 s polls), MB/s: aes-128-ctr${wall[wipe_aes]}, chacha20${wall[wipe_chacha]}, zero${wall[wipe_zero]}"
         awk -v s="$count_start" -v e="$count_end" 'BEGIN { printf "time for this device count: %.0f s\n\n", (e - s) / 1e6 }'
 
         unset raw wall cpu acpu
