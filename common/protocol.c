@@ -18,6 +18,7 @@ static const char *const op_names[_PROTOCOL_OP_MAX] = {
         [PROTOCOL_OP_REPORT] = "report",
         [PROTOCOL_OP_PROBE] = "probe",
         [PROTOCOL_OP_VERIFY] = "verify",
+        [PROTOCOL_OP_WATCH] = "watch",
 };
 
 const char *protocol_op_name(enum protocol_op op) {

@@ -23,6 +23,7 @@ enum protocol_op {
         PROTOCOL_OP_REPORT,
         PROTOCOL_OP_PROBE,
         PROTOCOL_OP_VERIFY,
+        PROTOCOL_OP_WATCH,
         _PROTOCOL_OP_MAX,
         PROTOCOL_OP_INVALID = -1,
 };

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cleanup.h"
 #include "daemon.h"
@@ -17,6 +18,7 @@ struct request_ctx {
         struct pool *pool;
         const struct protocol_request *req;
         const struct peer *peer;
+        struct watch *watch;            /* made by a watch request */
 };
 
 typedef struct json_object *(*op_handler)(struct request_ctx *c);
@@ -434,6 +436,167 @@ static struct json_object *op_probe(struct request_ctx *c) {
         return r;
 }
 
+void watch_free(struct watch *w) {
+        if (!w)
+                return;
+        free(w->ids);
+        free(w->seen);
+        free(w->sent);
+        free(w);
+}
+
+static double now_mono(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+static double now_real(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/* What an event is sent for: the job's state, its stage and its run. */
+static uint32_t job_signature(struct job *job) {
+        return (uint32_t) job_get_state(job) | atomic_load(&job->stage_index) << 4 | atomic_load(&job->run) << 20;
+}
+
+/* {"event":NAME,"time":T,"job":JOB} or, with jobs, {"event":NAME,"time":T,"jobs":[...]}. */
+static struct json_object *watch_event(const char *name, const char *key, struct json_object *val) {
+        struct json_object *e = json_object_new_object();
+        char t[32];
+
+        if (!e || !val) {
+                json_object_put(e);
+                json_object_put(val);
+                return NULL;
+        }
+        snprintf(t, sizeof(t), "%.3f", now_real());
+        json_object_object_add(e, "event", json_object_new_string(name));
+        json_object_object_add(e, "time", json_object_new_double_s(strtod(t, NULL), t));
+        json_object_object_add(e, key, val);
+        return e;
+}
+
+int watch_events(struct watch *w, struct json_object *events) {
+        double now = now_mono();
+        bool all_ended = true;
+
+        if (w->ended)
+                return 0;
+        for (size_t i = 0; i < w->n; i++) {
+                struct job *job = job_find(w->ids[i]);
+                uint32_t sig;
+                bool ended;
+
+                if (!job)
+                        continue;
+                sig = job_signature(job);
+                ended = job_state_is_final(job_get_state(job));
+                all_ended = all_ended && ended;
+                if (sig != w->seen[i] || (!ended && now - w->sent[i] >= w->interval)) {
+                        struct json_object *e = watch_event(sig != w->seen[i] ? "state" : "progress", "job",
+                                                            job_to_json(job));
+
+                        if (!e || json_object_array_add(events, e) < 0) {
+                                json_object_put(e);
+                                return -ENOMEM;
+                        }
+                        w->seen[i] = sig;
+                        w->sent[i] = now;
+                }
+        }
+        if (all_ended) {
+                struct json_object *jobs = json_object_new_array(), *e;
+
+                for (size_t i = 0; jobs && i < w->n; i++)
+                        if (job_find(w->ids[i]))
+                                json_object_array_add(jobs, job_to_json(job_find(w->ids[i])));
+                e = watch_event("end", "jobs", jobs);
+                if (!e || json_object_array_add(events, e) < 0) {
+                        json_object_put(e);
+                        return -ENOMEM;
+                }
+                w->ended = true;
+        }
+        return 0;
+}
+
+/* Subscribe the connection to events of the given jobs (all that have not ended, without "jobs"):
+ * the reply holds their state now; events follow as lines of their own. */
+static struct json_object *op_watch(struct request_ctx *c) {
+        static const char *const fields[] = { "jobs", "interval_ms", NULL };
+        _cleanup_free_ uint64_t *ids = NULL;
+        struct json_object *r, *arr;
+        struct watch *w;
+        uint64_t interval = WATCH_INTERVAL_MS;
+        size_t n = 0;
+        int k;
+
+        if ((r = check_fields(c, fields)))
+                return r;
+        k = protocol_get_u64_array(c->req->obj, "jobs", WATCH_JOBS_MAX, &ids, &n);
+        if (k == -ENOMEM)
+                return NULL;
+        if (k < 0 && k != -ENOENT)
+                return bad_field(c, "jobs", "must be an array of at most 4096 job ids");
+        k = protocol_get_u64(c->req->obj, "interval_ms", &interval);
+        if (k == -EINVAL || (k == 0 && (interval < 100 || interval > 3600000)))
+                return bad_field(c, "interval_ms", "must be an integer from 100 to 3600000");
+        for (size_t i = 0; i < n; i++)
+                if (!job_find(ids[i]))
+                        return protocol_reply_error(c->req->id, -ESRCH, "job %" PRIu64 ": no such job", ids[i]);
+        if (n == 0) {
+                /* Every job that has not ended. */
+                size_t cap = 0;
+
+                for (struct job *j = job_first(); j; j = j->next)
+                        cap += !job_state_is_final(job_get_state(j));
+                free(ids);
+                ids = calloc(cap ? cap : 1, sizeof(*ids));
+                if (!ids)
+                        return NULL;
+                for (struct job *j = job_first(); j && n < cap; j = j->next)
+                        if (!job_state_is_final(job_get_state(j)))
+                                ids[n++] = j->id;
+        }
+        w = calloc(1, sizeof(*w));
+        r = protocol_reply_new(c->req->id);
+        arr = json_object_new_array();
+        if (!w || !r || !arr) {
+                free(w);
+                json_object_put(r);
+                json_object_put(arr);
+                return NULL;
+        }
+        w->seen = calloc(n ? n : 1, sizeof(*w->seen));
+        w->sent = calloc(n ? n : 1, sizeof(*w->sent));
+        if (!w->seen || !w->sent) {
+                watch_free(w);
+                json_object_put(r);
+                json_object_put(arr);
+                return NULL;
+        }
+        w->ids = TAKE_PTR(ids);
+        w->n = n;
+        w->interval = (double) interval / 1000.0;
+        for (size_t i = 0; i < n; i++) {
+                struct job *job = job_find(w->ids[i]);
+
+                /* The reply is the first look: events follow changes and the interval from here. */
+                w->seen[i] = job_signature(job);
+                w->sent[i] = now_mono();
+                json_object_array_add(arr, job_to_json(job));
+        }
+        json_object_object_add(r, "jobs", arr);
+        json_object_object_add(r, "interval_ms", json_object_new_uint64(interval));
+        c->watch = w;
+        return r;
+}
+
 static const op_handler handlers[_PROTOCOL_OP_MAX] = {
         [PROTOCOL_OP_VERSION] = op_version,
         [PROTOCOL_OP_SUBMIT] = op_submit,
@@ -443,9 +606,11 @@ static const op_handler handlers[_PROTOCOL_OP_MAX] = {
         [PROTOCOL_OP_REPORT] = op_report,
         [PROTOCOL_OP_PROBE] = op_probe,
         [PROTOCOL_OP_VERIFY] = op_verify,
+        [PROTOCOL_OP_WATCH] = op_watch,
 };
 
-struct json_object *client_handle(struct pool *pool, const struct peer *peer, const char *line, size_t len) {
+struct json_object *client_handle(struct pool *pool, const struct peer *peer, const char *line, size_t len,
+                                  struct watch **watch) {
         struct protocol_request req;
         struct request_ctx c = { .pool = pool, .req = &req, .peer = peer };
         struct json_object *reply;
@@ -465,6 +630,11 @@ struct json_object *client_handle(struct pool *pool, const struct peer *peer, co
                 reply = handlers[req.op](&c);
         if (!reply)
                 reply = protocol_reply_error(req.id, -ENOMEM, "out of memory");
+        if (c.watch && !json_object_get_boolean(json_object_object_get(reply, "ok"))) {
+                watch_free(c.watch);
+                c.watch = NULL;
+        }
+        *watch = c.watch;
         protocol_request_done(&req);
         return reply;
 }

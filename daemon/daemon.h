@@ -359,5 +359,25 @@ struct peer {
         int n_groups;
 };
 
-/* Handle one request line from a peer; returns the reply (never NULL unless out of memory). */
-struct json_object *client_handle(struct pool *pool, const struct peer *peer, const char *line, size_t len);
+#define WATCH_INTERVAL_MS 1000          /* default progress event interval */
+#define WATCH_JOBS_MAX 4096
+
+/* A connection's subscription to job events (the "watch" request). */
+struct watch {
+        uint64_t *ids;                  /* the watched jobs */
+        uint32_t *seen;                 /* per job: the state signature last sent */
+        double *sent;                   /* per job: CLOCK_MONOTONIC seconds of the last event */
+        size_t n;
+        double interval;                /* seconds between progress events of a job */
+        bool ended;                     /* the "end" event was sent: nothing more to send */
+};
+
+/* Handle one request line from a peer; returns the reply (never NULL unless out of memory). A
+ * "watch" request that was accepted also returns its subscription in *watch (NULL otherwise). */
+struct json_object *client_handle(struct pool *pool, const struct peer *peer, const char *line, size_t len,
+                                  struct watch **watch);
+void watch_free(struct watch *w);
+/* The events due now for a subscription, appended to events (an array): "state" when a job's
+ * state, pass or phase changed, "progress" every interval while it runs, "end" once when every
+ * watched job has ended. 0 or -ENOMEM. */
+int watch_events(struct watch *w, struct json_object *events);

@@ -848,7 +848,8 @@ void job_sample_rates(void) {
                 uint64_t b = atomic_load(&j->bytes_done);
                 double dt = now - j->sample_mono, inst;
 
-                if (atomic_load(&j->finished) || dt < 0.2)
+                /* Samples at least 0.45 s apart, whatever the main loop's tick. */
+                if (atomic_load(&j->finished) || dt < 0.45)
                         continue;
                 inst = (double) (b - j->sample_bytes) / dt;
                 /* Exponential smoothing over a few seconds; the first sample seeds it. */

@@ -29,6 +29,7 @@ struct conn {
         size_t out_len, out_off;
         bool eof;                       /* peer closed its side: close once out is written */
         bool drop;                      /* close now (error, or too much unread output) */
+        struct watch *watch;            /* job events it subscribed to, or NULL */
         struct conn *prev, *next;       /* all connections, to close them at exit */
 };
 
@@ -51,6 +52,7 @@ static void conn_free(int ep, struct conn *c) {
                 c->next->prev = c->prev;
         free(c->in);
         free(c->out);
+        watch_free(c->watch);
         free(c);
         n_conns--;
 }
@@ -128,8 +130,16 @@ static void conn_process_lines(struct conn *c, struct pool *pool) {
                 if (!nl)
                         break;
                 len = (size_t) (nl - (c->in + start));
-                if (len > 0)
-                        conn_reply(c, client_handle(pool, &c->peer, c->in + start, len));
+                if (len > 0) {
+                        struct watch *w = NULL;
+
+                        conn_reply(c, client_handle(pool, &c->peer, c->in + start, len, &w));
+                        if (w) {
+                                /* A new watch replaces the connection's previous one. */
+                                watch_free(c->watch);
+                                c->watch = w;
+                        }
+                }
                 start += len + 1;
                 if (c->drop)
                         return;
@@ -237,6 +247,35 @@ static void server_accept(int ep, int listen_fd) {
         }
 }
 
+/* Send every watching connection the events that are due. */
+static void server_watch_tick(int ep) {
+        for (struct conn *c = conns, *next; c; c = next) {
+                struct json_object *events;
+
+                next = c->next;
+                if (!c->watch || c->watch->ended || c->drop)
+                        continue;
+                events = json_object_new_array();
+                if (!events || watch_events(c->watch, events) < 0)
+                        c->drop = true;
+                for (size_t i = 0; !c->drop && i < json_object_array_length(events); i++)
+                        conn_reply(c, json_object_get(json_object_array_get_idx(events, i)));
+                json_object_put(events);
+                /* A watcher that does not read its events is dropped (backlog limit), after this
+                 * batch of epoll events: one of them may still name it. */
+                if (!c->drop)
+                        conn_flush(ep, c);
+        }
+}
+
+static void server_sweep(int ep) {
+        for (struct conn *c = conns, *next; c; c = next) {
+                next = c->next;
+                if (c->drop)
+                        conn_free(ep, c);
+        }
+}
+
 static int add_fd(int ep, int fd, struct conn *tag) {
         struct epoll_event ev = { .events = EPOLLIN, .data.ptr = tag };
 
@@ -245,7 +284,8 @@ static int add_fd(int ep, int fd, struct conn *tag) {
 
 int server_run(int listen_fd, struct pool *pool) {
         _cleanup_close_ int ep = -1, sfd = -1, tfd = -1;
-        struct itimerspec its = { .it_interval = { 0, 500000000 }, .it_value = { 0, 500000000 } };
+        /* Ticks: watch events (state changes within 0.1 s) and rate samples (job.c keeps its own pace). */
+        struct itimerspec its = { .it_interval = { 0, 100000000 }, .it_value = { 0, 100000000 } };
         sigset_t mask;
         char mem[32];
         int r;
@@ -301,6 +341,7 @@ int server_run(int listen_fd, struct pool *pool) {
 
                                 (void) !read(tfd, &ticks, sizeof(ticks));
                                 job_sample_rates();
+                                server_watch_tick(ep);
                                 if (listen_paused && add_fd(ep, listen_fd, &listen_tag) == 0)
                                         listen_paused = false;
                         } else {
@@ -314,6 +355,7 @@ int server_run(int listen_fd, struct pool *pool) {
                                         conn_free(ep, c);
                         }
                 }
+                server_sweep(ep);
         }
         while (conns)
                 conn_free(ep, conns);
