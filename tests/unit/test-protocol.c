@@ -45,6 +45,12 @@ static void test_valid(void **state) {
 
         for (int op = 0; op < _PROTOCOL_OP_MAX; op++)
                 assert_int_equal(protocol_op_from_name(protocol_op_name(op)), op);
+
+        /* Watching, like status, is for everyone. */
+        assert_int_equal(parse("{\"id\":8,\"op\":\"watch\",\"jobs\":[3,4],\"interval_ms\":250}", &req), 0);
+        assert_int_equal(req.op, PROTOCOL_OP_WATCH);
+        assert_false(protocol_op_mutates(req.op));
+        protocol_request_done(&req);
 }
 
 static void test_malformed(void **state) {
