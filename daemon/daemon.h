@@ -334,8 +334,8 @@ uint64_t pool_max_rate(struct pool *pool);
 uint64_t pool_memory(struct pool *pool);
 /* Whether every worker's buffers are registered (pinned) with its ring. */
 bool pool_registered(struct pool *pool);
-/* {"threads","buffers","io_size","queue_depth","max_rate","buffer_memory","registered_buffers",
- *  "registered_files"}; NULL on ENOMEM. */
+/* {"threads","buffers","io_size","queue_depth","max_rate","buffer_memory","registered_buffers"};
+ * NULL on ENOMEM. */
 struct json_object *pool_json(struct pool *pool);
 
 /* server.c */

@@ -1,8 +1,11 @@
 /* The worker pool: threads that write (and read back) the chunks of every running job with
  * io_uring and O_DIRECT.
  *
- * Each worker owns one io_uring ring, `buffers` registered buffers of io_size bytes, a table of
- * registered files and one keystream context (re-keyed when it moves to another job's pass).
+ * Each worker owns one io_uring ring, `buffers` registered buffers of io_size bytes and one
+ * keystream context (re-keyed when it moves to another job's pass). Device descriptors are not
+ * registered with the rings: a registered file stays open until the ring is torn down, which the
+ * kernel does asynchronously after a crash, so the device would still look busy (O_EXCL) to a
+ * daemon restarted at once; and at 1 MiB per I/O the saving is not measurable.
  *
  * Every worker serves every running job at once: it holds one unit (a 64 MiB chunk, or a group
  * of sample extents) of each job, up to one per buffer, and gives its free buffers to the held
@@ -53,7 +56,6 @@ struct chunk_work {
         uint64_t cursor;                /* next device offset to submit in it */
         unsigned pending;               /* I/Os of this unit in flight */
         bool held;                      /* in the worker's held list: more to submit */
-        int file;                       /* index in the worker's registered files, -1 if none */
 };
 
 /* One registered buffer and the I/O it carries. */
@@ -66,12 +68,6 @@ struct slot {
         uint32_t done;                  /* bytes already transferred (short transfers) */
 };
 
-/* A registered file: the job whose descriptor it is, and how many units use it. */
-struct worker_file {
-        struct job *job;
-        unsigned refs;
-};
-
 struct worker {
         struct pool *pool;
         unsigned index;
@@ -79,7 +75,6 @@ struct worker {
         struct io_uring ring;
         bool ring_ok;
         bool fixed;                     /* buffers registered: use read/write_fixed */
-        bool fixed_files;               /* files table registered (sparse) */
         bool disabled;                  /* the ring waits for the worker thread to enable it */
         struct slot *slots;
         unsigned *free_slots;           /* stack of free slot indexes */
@@ -92,7 +87,6 @@ struct worker {
         unsigned rr;                    /* round-robin cursor over held */
         bool claim_now;                 /* a unit ran out: look for the next one */
         uint_fast64_t epoch_seen;       /* pool epoch at the last look for units */
-        struct worker_file *files;      /* pool->buffers entries */
         struct keystream *ks;
         const struct job_pass *ks_pass; /* pass whose key ks holds */
 };
@@ -151,13 +145,6 @@ bool pool_registered(struct pool *pool) {
         return pool->started > 0;
 }
 
-static bool pool_files_registered(struct pool *pool) {
-        for (unsigned i = 0; i < pool->started; i++)
-                if (!pool->workers[i].fixed_files)
-                        return false;
-        return pool->started > 0;
-}
-
 struct json_object *pool_json(struct pool *pool) {
         struct json_object *o = json_object_new_object();
 
@@ -174,7 +161,6 @@ struct json_object *pool_json(struct pool *pool) {
         json_object_object_add(o, "max_rate", json_object_new_uint64(pool->rate.bps));
         json_object_object_add(o, "buffer_memory", json_object_new_uint64(pool_memory(pool)));
         json_object_object_add(o, "registered_buffers", json_object_new_boolean(pool_registered(pool)));
-        json_object_object_add(o, "registered_files", json_object_new_boolean(pool_files_registered(pool)));
         return o;
 }
 
@@ -237,40 +223,6 @@ void pool_add_job(struct pool *pool, struct job *job) {
         pool->active[pool->n_active++] = job;
         pool_bump_locked(pool);
         pthread_mutex_unlock(&pool->lock);
-}
-
-/* The registered-file index of the job's descriptor in this worker's ring (registering it if
- * needed), or -1 to use the plain descriptor. */
-static int worker_file_get(struct worker *w, struct job *job) {
-        int free_idx = -1;
-
-        if (!w->fixed_files)
-                return -1;
-        for (unsigned i = 0; i < w->pool->buffers; i++) {
-                if (w->files[i].job == job) {
-                        w->files[i].refs++;
-                        return (int) i;
-                }
-                if (!w->files[i].job && free_idx < 0)
-                        free_idx = (int) i;
-        }
-        if (free_idx < 0 || io_uring_register_files_update(&w->ring, (unsigned) free_idx, &job->fd, 1) != 1)
-                return -1;
-        w->files[free_idx] = (struct worker_file) { .job = job, .refs = 1 };
-        return free_idx;
-}
-
-/* A unit no longer uses its registered file: unregister it with its last user, before the unit
- * is released (the job may end and close the device then, and the ring must not keep it open). */
-static void worker_file_put(struct worker *w, int idx) {
-        int none = -1;
-
-        if (idx < 0 || --w->files[idx].refs > 0)
-                return;
-        w->files[idx].job = NULL;
-        if (io_uring_register_files_update(&w->ring, (unsigned) idx, &none, 1) != 1)
-                /* Then the ring keeps the device open until the daemon stops. */
-                log_error("worker %u: cannot unregister the descriptor of a device", w->index);
 }
 
 static bool worker_holds(const struct worker *w, const struct job *job) {
@@ -340,7 +292,7 @@ static void worker_claim(struct worker *w) {
                         job_release_chunk(job, false, u.run);
                         return;
                 }
-                *cw = (struct chunk_work) { .u = u, .cursor = u.extents[0].offset, .held = true, .file = -1 };
+                *cw = (struct chunk_work) { .u = u, .cursor = u.extents[0].offset, .held = true };
                 if (u.extents == &u.one)
                         cw->u.extents = &cw->u.one;     /* point at the copy's own chunk extent */
                 atomic_fetch_add(&job->holders, 1);
@@ -351,11 +303,6 @@ static void worker_claim(struct worker *w) {
                 pool->rr = i;
         }
         pthread_mutex_unlock(&pool->lock);
-
-        /* Outside the lock: registering is a system call. */
-        for (unsigned k = 0; k < w->n_held; k++)
-                if (w->held[k]->file < 0 && w->held[k]->pending == 0)
-                        w->held[k]->file = worker_file_get(w, w->held[k]->u.job);
 }
 
 /* Whether the unit has more to submit; if so its next piece of at most max bytes. */
@@ -390,7 +337,6 @@ static void worker_unit_maybe_release(struct worker *w, struct chunk_work *cw) {
 
         if (cw->pending > 0 || cw->held)
                 return;
-        worker_file_put(w, cw->file);
         job_release_chunk(job, unit_exhausted(cw) && !aborted, cw->u.run);
         free(cw);
         pool_bump(w->pool);
@@ -423,7 +369,7 @@ static int worker_key(struct worker *w, const struct job *job, const struct job_
 static void worker_queue(struct worker *w, struct slot *s) {
         struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
         unsigned idx = (unsigned) (s - w->slots), len = s->len - s->done;
-        int fd = s->cw->file >= 0 ? s->cw->file : s->cw->u.job->fd;
+        int fd = s->cw->u.job->fd;
         char *p = (char *) s->buf + s->done;
         uint64_t off = s->offset + s->done;
 
@@ -436,8 +382,6 @@ static void worker_queue(struct worker *w, struct slot *s) {
                 io_uring_prep_write_fixed(sqe, fd, p, len, off, (int) idx);
         else
                 io_uring_prep_write(sqe, fd, p, len, off);
-        if (s->cw->file >= 0)
-                io_uring_sqe_set_flags(sqe, IOSQE_FIXED_FILE);
         io_uring_sqe_set_data(sqe, s);
         w->unsubmitted++;
 }
@@ -781,7 +725,6 @@ static void worker_done(struct worker *w) {
         free(w->slots);
         free(w->free_slots);
         free(w->held);
-        free(w->files);
         free(w->scratch);
         keystream_free(w->ks);
 }
@@ -797,10 +740,9 @@ static int worker_init(struct worker *w, struct pool *pool, unsigned index) {
         w->slots = calloc(n, sizeof(*w->slots));
         w->free_slots = calloc(n, sizeof(*w->free_slots));
         w->held = calloc(n, sizeof(*w->held));
-        w->files = calloc(n, sizeof(*w->files));
         iov = calloc(n, sizeof(*iov));
         w->scratch = aligned_alloc(4096, WORKER_SCRATCH);
-        if (!w->slots || !w->free_slots || !w->held || !w->files || !iov || !w->scratch)
+        if (!w->slots || !w->free_slots || !w->held || !iov || !w->scratch)
                 return -ENOMEM;
         for (unsigned i = 0; i < n; i++) {
                 /* Page-aligned, so aligned for any logical sector size. */
@@ -836,11 +778,6 @@ static int worker_init(struct worker *w, struct pool *pool, unsigned index) {
         else if (index == 0)
                 log_warning("cannot register I/O buffers (%s): using unregistered buffers; raise LimitMEMLOCK "
                             "(or lower --buffers or --io-size)", strerror(-r));
-        r = io_uring_register_files_sparse(&w->ring, n);
-        if (r == 0)
-                w->fixed_files = true;
-        else if (index == 0)
-                log_warning("cannot register files (%s): using plain descriptors", strerror(-r));
         return 0;
 }
 
