@@ -344,8 +344,9 @@ struct server_config {
         unsigned threads;
         bool foreground;
 };
-/* Serve until SIGTERM/SIGINT. listen_fd is already listening. Returns 0 or -errno. */
-int server_run(int listen_fd, struct pool *pool);
+/* Serve until SIGTERM/SIGINT, then call on_stop(arg) (which stops the jobs) and send the watchers
+ * their last events. listen_fd is already listening. Returns 0, or -errno without calling on_stop. */
+int server_run(int listen_fd, struct pool *pool, void (*on_stop)(void *), void *arg);
 
 /* client.c */
 #define PEER_GROUPS_MAX 256

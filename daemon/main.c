@@ -272,6 +272,19 @@ static void daemonize_ready(int fd, bool ok) {
         }
 }
 
+/* Stop every job at a consistent point: the flusher completes what it has (before the pool goes:
+ * it may schedule a next stage), workers drain what is in flight, and every unfinished job ends
+ * interrupted. Safe to call twice. */
+static void stop_jobs(void *arg) {
+        struct pool **pool = arg;
+
+        job_interrupt_all();
+        job_flusher_stop();
+        pool_free(*pool);
+        *pool = NULL;
+        job_interrupt_all();
+}
+
 int main(int argc, char **argv) {
         struct options o = {
                 .socket_path = getenv("WIPED_SOCKET") ? getenv("WIPED_SOCKET") : PROTOCOL_SOCKET_DEFAULT,
@@ -352,16 +365,11 @@ int main(int argc, char **argv) {
         daemonize_ready(ready_fd, true);
         ready_fd = -1;
 
-        r = server_run(listen_fd, pool);
-        if (r < 0)
+        r = server_run(listen_fd, pool, stop_jobs, &pool);
+        if (r < 0) {
                 log_error("main loop failed: %s", strerror(-r));
-
-        /* Stop every job at a consistent point: the flusher completes what it has (before the pool
-         * goes: it may schedule a next stage), workers drain what is in flight. */
-        job_interrupt_all();
-        job_flusher_stop();
-        pool_free(pool);
-        job_interrupt_all();
+                stop_jobs(&pool);
+        }
         job_free_all();
         if (made)
                 unlink(o.socket_path);

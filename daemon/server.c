@@ -282,7 +282,7 @@ static int add_fd(int ep, int fd, struct conn *tag) {
         return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
-int server_run(int listen_fd, struct pool *pool) {
+int server_run(int listen_fd, struct pool *pool, void (*on_stop)(void *), void *arg) {
         _cleanup_close_ int ep = -1, sfd = -1, tfd = -1;
         /* Ticks: watch events (state changes within 0.1 s) and rate samples (job.c keeps its own pace). */
         struct itimerspec its = { .it_interval = { 0, 100000000 }, .it_value = { 0, 100000000 } };
@@ -357,6 +357,10 @@ int server_run(int listen_fd, struct pool *pool) {
                 }
                 server_sweep(ep);
         }
+        /* Stop the jobs while the clients are still connected, so that watchers see them end
+         * (interrupted) before the connections close; what they do not read now is lost. */
+        on_stop(arg);
+        server_watch_tick(ep);
         while (conns)
                 conn_free(ep, conns);
         return 0;
