@@ -497,7 +497,8 @@ int watch_events(struct watch *w, struct json_object *events) {
                 sig = job_signature(job);
                 ended = job_state_is_final(job_get_state(job));
                 all_ended = all_ended && ended;
-                if (sig != w->seen[i] || (!ended && now - w->sent[i] >= w->interval)) {
+                /* Due within half a tick of the interval: the ticks are 0.1 s apart. */
+                if (sig != w->seen[i] || (!ended && now - w->sent[i] >= w->interval - 0.05)) {
                         struct json_object *e = watch_event(sig != w->seen[i] ? "state" : "progress", "job",
                                                             job_to_json(job));
 

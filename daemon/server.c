@@ -247,6 +247,12 @@ static void server_accept(int ep, int listen_fd) {
         }
 }
 
+/* The peer has closed its side and has every reply; a watcher also every event up to "end" (a
+ * client may shut down its sending side right after its watch request). */
+static bool conn_done(const struct conn *c) {
+        return c->eof && c->out_off == c->out_len && (!c->watch || c->watch->ended);
+}
+
 /* Send every watching connection the events that are due. */
 static void server_watch_tick(int ep) {
         for (struct conn *c = conns, *next; c; c = next) {
@@ -271,7 +277,7 @@ static void server_watch_tick(int ep) {
 static void server_sweep(int ep) {
         for (struct conn *c = conns, *next; c; c = next) {
                 next = c->next;
-                if (c->drop)
+                if (c->drop || conn_done(c))
                         conn_free(ep, c);
         }
 }
@@ -351,7 +357,7 @@ int server_run(int listen_fd, struct pool *pool, void (*on_stop)(void *), void *
                                         c->drop = true; /* nobody left to read the replies */
                                 if (!c->drop && (evs[i].events & EPOLLOUT))
                                         conn_flush(ep, c);
-                                if (c->drop || (c->eof && c->out_off == c->out_len))
+                                if (c->drop || conn_done(c))
                                         conn_free(ep, c);
                         }
                 }
