@@ -1,11 +1,14 @@
-/* The connection to wiped: one request line out, one reply line back, errors to exit statuses. */
+/* The connection to wiped: one request line out, one reply line back (and, after a watch, a stream
+ * of event lines), errors to exit statuses. */
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -92,54 +95,72 @@ static int client_send(struct client *c, const char *buf, size_t len) {
         return 0;
 }
 
-/* Read until c->buf holds a whole line; *line_len is its length without the '\n'. The buffer
- * grows as needed up to CLIENT_REPLY_MAX. 0 or -errno (reported). */
+/* The length of the first whole line in c->buf (without its '\n'), searching from byte from;
+ * -1 when there is none yet. */
+static ssize_t client_find_line(const struct client *c, size_t from) {
+        char *nl = c->buf && from < c->buf_len ? memchr(c->buf + from, '\n', c->buf_len - from) : NULL;
+
+        return nl ? nl - c->buf : -1;
+}
+
+/* Read once into c->buf, growing it as needed up to CLIENT_REPLY_MAX. 0 when bytes arrived,
+ * -EAGAIN on EINTR that should be retried, or -errno (reported; -ECONNRESET when the daemon
+ * closed the connection). */
+static int client_fill(struct client *c) {
+        ssize_t k;
+
+        if (c->buf_len > CLIENT_REPLY_MAX) {
+                c->origin = CLIENT_ORIGIN_TRANSPORT;
+                wipectl_error("%s: reply longer than %d MiB", c->path, CLIENT_REPLY_MAX >> 20);
+                return -EMSGSIZE;
+        }
+        if (c->buf_len == c->buf_size) {
+                size_t size = c->buf_size ? c->buf_size * 2 : CLIENT_BUF_INITIAL;
+                char *p;
+
+                if (size > CLIENT_REPLY_MAX + 1)
+                        size = CLIENT_REPLY_MAX + 1;
+                p = realloc(c->buf, size);
+                if (!p) {
+                        c->origin = CLIENT_ORIGIN_LOCAL;
+                        wipectl_error("%s: out of memory for the reply", c->path);
+                        return -ENOMEM;
+                }
+                c->buf = p;
+                c->buf_size = size;
+        }
+        k = read(c->fd, c->buf + c->buf_len, c->buf_size - c->buf_len);
+        if (k < 0) {
+                int r = client_io_error(c, -errno);
+
+                return r == 0 ? -EAGAIN : r;
+        }
+        if (k == 0) {
+                c->origin = CLIENT_ORIGIN_TRANSPORT;
+                wipectl_error("%s: connection lost: wiped closed the connection", c->path);
+                return -ECONNRESET;
+        }
+        c->buf_len += (size_t) k;
+        return 0;
+}
+
+/* Read until c->buf holds a whole line; *line_len is its length without the '\n'. 0 or -errno
+ * (reported). */
 static int client_receive_line(struct client *c, size_t *line_len) {
         size_t scanned = 0;
 
         for (;;) {
-                char *nl = c->buf ? memchr(c->buf + scanned, '\n', c->buf_len - scanned) : NULL;
-                ssize_t k;
+                ssize_t l = client_find_line(c, scanned);
+                int r;
 
-                if (nl) {
-                        *line_len = (size_t) (nl - c->buf);
+                if (l >= 0) {
+                        *line_len = (size_t) l;
                         return 0;
                 }
                 scanned = c->buf_len;
-                if (c->buf_len > CLIENT_REPLY_MAX) {
-                        c->origin = CLIENT_ORIGIN_TRANSPORT;
-                        wipectl_error("%s: reply longer than %d MiB", c->path, CLIENT_REPLY_MAX >> 20);
-                        return -EMSGSIZE;
-                }
-                if (c->buf_len == c->buf_size) {
-                        size_t size = c->buf_size ? c->buf_size * 2 : CLIENT_BUF_INITIAL;
-                        char *p;
-
-                        if (size > CLIENT_REPLY_MAX + 1)
-                                size = CLIENT_REPLY_MAX + 1;
-                        p = realloc(c->buf, size);
-                        if (!p) {
-                                c->origin = CLIENT_ORIGIN_LOCAL;
-                                wipectl_error("%s: out of memory for the reply", c->path);
-                                return -ENOMEM;
-                        }
-                        c->buf = p;
-                        c->buf_size = size;
-                }
-                k = read(c->fd, c->buf + c->buf_len, c->buf_size - c->buf_len);
-                if (k < 0) {
-                        int r = client_io_error(c, -errno);
-
-                        if (r == 0)
-                                continue;
+                r = client_fill(c);
+                if (r < 0 && r != -EAGAIN)
                         return r;
-                }
-                if (k == 0) {
-                        c->origin = CLIENT_ORIGIN_TRANSPORT;
-                        wipectl_error("%s: connection closed by wiped", c->path);
-                        return -ECONNRESET;
-                }
-                c->buf_len += (size_t) k;
         }
 }
 
@@ -221,6 +242,96 @@ int client_call(struct client *c, struct json_object *request, struct json_objec
         }
         *ret = TAKE_PTR(reply);
         return 0;
+}
+
+static int64_t client_now_ms(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Decode an event line (len bytes at line, its '\n' at line[len]): a JSON object with a string
+ * "event". NULL when it is not one. */
+static struct json_object *client_event_parse(char *line, size_t len) {
+        struct json_object *o, *v = NULL;
+
+        line[len] = '\0';
+        o = json_tokener_parse(line);
+        line[len] = '\n';
+        if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, "event", &v) ||
+            !json_object_is_type(v, json_type_string)) {
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
+}
+
+int client_event(struct client *c, int timeout_ms, const sigset_t *sigmask, struct json_object **ret, char **line) {
+        int64_t deadline = timeout_ms >= 0 ? client_now_ms() + timeout_ms : -1;
+        size_t scanned = 0;
+
+        *ret = NULL;
+        if (line)
+                *line = NULL;
+        if (c->fd < 0) {
+                c->origin = CLIENT_ORIGIN_TRANSPORT;
+                wipectl_error("%s: not connected", c->path ? c->path : "wiped");
+                return -ENOTCONN;
+        }
+        for (;;) {
+                ssize_t l = client_find_line(c, scanned);
+                struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+                struct timespec ts, *tsp = NULL;
+                int r;
+
+                if (l >= 0) {
+                        _cleanup_json_ struct json_object *event = client_event_parse(c->buf, (size_t) l);
+
+                        if (!event) {
+                                c->origin = CLIENT_ORIGIN_TRANSPORT;
+                                wipectl_error("%s: watch: a line that is not an event", c->path);
+                                return -EBADMSG;
+                        }
+                        if (line) {
+                                *line = strndup(c->buf, (size_t) l);
+                                if (!*line) {
+                                        c->origin = CLIENT_ORIGIN_LOCAL;
+                                        wipectl_error("%s: out of memory for an event", c->path);
+                                        return -ENOMEM;
+                                }
+                        }
+                        client_consume(c, (size_t) l + 1);
+                        *ret = TAKE_PTR(event);
+                        return 1;
+                }
+                scanned = c->buf_len;
+                if (deadline >= 0) {
+                        int64_t left = deadline - client_now_ms();
+
+                        if (left < 0)
+                                left = 0;
+                        ts.tv_sec = left / 1000;
+                        ts.tv_nsec = (left % 1000) * 1000000;
+                        tsp = &ts;
+                }
+                r = ppoll(&pfd, 1, tsp, sigmask);
+                if (r < 0 && errno == EINTR)
+                        return 0;
+                if (r < 0) {
+                        r = -errno;
+                        c->origin = CLIENT_ORIGIN_LOCAL;
+                        wipectl_error("%s: poll: %s", c->path, strerror(-r));
+                        return r;
+                }
+                if (r == 0)
+                        return 0;
+                r = client_fill(c);
+                if (r == -EAGAIN || r == -EINTR)
+                        return 0;
+                if (r < 0)
+                        return r;
+        }
 }
 
 int client_call_simple(struct client *c, enum protocol_op op, struct json_object **ret) {

@@ -6,9 +6,12 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cleanup.h"
 #include "wipectl.h"
+
+#define CMD_JOB_RECENT_S 3600              /* list: jobs that ended this long ago at most */
 
 /* Send request, and print the reply as kind: the reply without "id" and "ok", or, when unwrap is
  * set, the object under that key. Returns an exit status. */
@@ -102,18 +105,58 @@ static int cmd_job_status_exec(const struct cmd_entry *self, const struct wipect
         return cmd_job_run(opts, request, OUTPUT_JOBS, NULL);
 }
 
+/* {"jobs":[...]} of a list reply: every job when all, else those that have not ended and those
+ * that ended within CMD_JOB_RECENT_S. A new object, NULL on ENOMEM. */
+static struct json_object *cmd_job_list_filter(struct json_object *reply, bool all) {
+        _cleanup_json_ struct json_object *result = json_object_new_object();
+        struct json_object *jobs = NULL, *kept = json_object_new_array();
+        double now = (double) time(NULL);
+
+        if (!result || !kept || json_object_object_add(result, "jobs", kept) < 0) {
+                json_object_put(kept);
+                return NULL;
+        }
+        if (!json_object_object_get_ex(reply, "jobs", &jobs) || !json_object_is_type(jobs, json_type_array))
+                return TAKE_PTR(result);
+        for (size_t i = 0; i < json_object_array_length(jobs); i++) {
+                struct json_object *job = json_object_array_get_idx(jobs, i);
+                double ended = output_get_double(job, "ended_at", -1);
+
+                if (!all && output_state_ended(output_get_string(job, "state", NULL)) && ended >= 0 &&
+                    now - ended > CMD_JOB_RECENT_S)
+                        continue;
+                if (json_object_array_add(kept, json_object_get(job)) < 0) {
+                        json_object_put(job);
+                        return NULL;
+                }
+        }
+        return TAKE_PTR(result);
+}
+
 static int cmd_job_list_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc,
                              char **argv) {
-        _cleanup_json_ struct json_object *request = NULL;
+        static const struct option all_option = { "all", no_argument, NULL, 'a' };
+        _cleanup_json_ struct json_object *request = NULL, *reply = NULL, *result = NULL;
+        struct client c = CLIENT_INIT;
+        bool all = false;
         int r;
 
-        r = cmd_options(self, argc, argv, NULL, NULL);
+        r = cmd_options(self, argc, argv, &all_option, &all);
         if (r >= 0)
                 return r;
         if (optind < argc)
                 return cmd_usage_error(self, "unexpected argument '%s'", argv[optind]);
         request = protocol_request_new(0, PROTOCOL_OP_LIST);
-        return cmd_job_run(opts, request, OUTPUT_JOBS, NULL);
+        if (!request) {
+                wipectl_error("list: out of memory");
+                return WIPECTL_EXIT_FAILURE;
+        }
+        r = client_connect_call(&c, opts->socket_path, request, &reply);
+        if (r != WIPECTL_EXIT_OK)
+                return r;
+        client_close(&c);
+        result = cmd_job_list_filter(reply, all);
+        return output_print(OUTPUT_JOBS, result, opts->json);
 }
 
 static int cmd_job_cancel_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc,
@@ -201,8 +244,9 @@ const struct cmd_entry cmd_status_entry = {
 
 const struct cmd_entry cmd_list_entry = {
         .name = "list",
-        .args = "",
-        .summary = "Show every job the daemon knows, oldest first",
+        .args = "[--all]",
+        .summary = "Show the jobs running and those that ended in the last hour, oldest first",
+        .help = "  --all                every job the daemon remembers\n",
         .exec = cmd_job_list_exec,
 };
 

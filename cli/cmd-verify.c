@@ -88,7 +88,7 @@ static int cmd_verify_exec(const struct cmd_entry *self, const struct wipectl_op
                 client_close(&c);
                 return WIPECTL_EXIT_FAILURE;
         }
-        return progress_finish(&c, opts, no_wait, reply, OUTPUT_JOB, &id, 1);
+        return watch_finish(&c, opts, no_wait, reply, OUTPUT_JOB, &id, 1);
 }
 
 const struct cmd_entry cmd_verify_entry = {

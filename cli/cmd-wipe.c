@@ -384,7 +384,7 @@ static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_opti
                 client_close(&c);
                 return r;
         }
-        return progress_finish(&c, opts, no_wait, reply, OUTPUT_SUBMITTED, ids, n);
+        return watch_finish(&c, opts, no_wait, reply, OUTPUT_SUBMITTED, ids, n);
 }
 
 const struct cmd_entry cmd_wipe_entry = {

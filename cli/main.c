@@ -20,6 +20,8 @@ static const struct cmd_entry *const cmd_table[] = {
         &cmd_verify_entry,
         &cmd_status_entry,
         &cmd_list_entry,
+        &cmd_watch_entry,
+        &cmd_wait_entry,
         &cmd_cancel_entry,
         &cmd_report_entry,
         &cmd_version_entry,
@@ -29,6 +31,8 @@ static const struct cmd_entry *const cmd_table[] = {
 void wipectl_error(const char *fmt, ...) {
         va_list ap;
 
+        /* A live view gives the terminal back first, or the message would vanish with it. */
+        view_release();
         fflush(stdout);
         fputs("wipectl: ", stderr);
         va_start(ap, fmt);
@@ -38,8 +42,8 @@ void wipectl_error(const char *fmt, ...) {
 }
 
 void cmd_usage(const struct cmd_entry *entry, FILE *f) {
-        fprintf(f, "Usage: wipectl [--socket PATH] [--json] %s%s%s\n%s.\n", entry->name, *entry->args ? " " : "",
-                entry->args, entry->summary);
+        fprintf(f, "Usage: wipectl [--socket PATH] [--json] [--bytes] %s%s%s\n%s.\n", entry->name,
+                *entry->args ? " " : "", entry->args, entry->summary);
         fprintf(f, "\nOptions:\n");
         if (entry->help)
                 fputs(entry->help, f);
@@ -159,12 +163,13 @@ int wipectl_parse_verify(const char *s, double *percent) {
 
 static void main_usage(FILE *f) {
         fprintf(f,
-                "Usage: wipectl [--socket PATH] [--json] COMMAND [ARGS]\n"
+                "Usage: wipectl [--socket PATH] [--json] [--bytes] COMMAND [ARGS]\n"
                 "Control wiped, the daemon that wipes block devices.\n"
                 "\n"
                 "Options:\n"
                 "  --socket PATH  the daemon's socket (default: $WIPED_SOCKET, else %s)\n"
                 "  --json         print the result as JSON instead of text\n"
+                "  --bytes        show sizes in text as byte counts, not IEC units (1.00 GiB)\n"
                 "  --help         show this help\n"
                 "  --version      show the version of wipectl\n"
                 "\n"
@@ -183,10 +188,11 @@ static const struct cmd_entry *main_find_command(const char *name) {
 }
 
 int main(int argc, char **argv) {
-        enum { ARG_SOCKET = 0x100, ARG_JSON, ARG_VERSION };
+        enum { ARG_SOCKET = 0x100, ARG_JSON, ARG_BYTES, ARG_VERSION };
         static const struct option options[] = {
                 { "socket", required_argument, NULL, ARG_SOCKET },
                 { "json", no_argument, NULL, ARG_JSON },
+                { "bytes", no_argument, NULL, ARG_BYTES },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 {}
@@ -213,6 +219,9 @@ int main(int argc, char **argv) {
                         break;
                 case ARG_JSON:
                         opts.json = true;
+                        break;
+                case ARG_BYTES:
+                        opts.bytes = true;
                         break;
                 case 'h':
                         main_usage(stdout);
@@ -245,6 +254,7 @@ int main(int argc, char **argv) {
                 return WIPECTL_EXIT_USAGE;
         }
 
+        output_raw_bytes = opts.bytes;
         argc -= optind;
         argv += optind;
         optind = 0; /* glibc: start over for the command's own getopt_long */

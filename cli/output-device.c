@@ -144,8 +144,7 @@ void output_identity_text(struct json_object *identity, const char *indent, int 
                      output_field_string(identity, "node", false, a, sizeof(a)), output_get_int(identity, "major", -1),
                      output_get_int(identity, "minor", -1));
         if (size >= 0)
-                output_field(indent, width, "Size:", "%s (%" PRId64 " bytes)", units_size(b, sizeof(b), (uint64_t) size),
-                             size);
+                output_field(indent, width, "Size:", "%s", output_size_exact(b, sizeof(b), (uint64_t) size));
         output_field(indent, width, "Sector size:", "%" PRId64 " bytes logical, %" PRId64 " bytes physical",
                      output_get_int(identity, "logical_sector", 0), output_get_int(identity, "physical_sector", 0));
         output_field(indent, width, "I/O size:", "minimum %" PRId64 ", optimal %" PRId64 ", alignment offset %" PRId64 " (bytes)",
@@ -219,11 +218,11 @@ static void output_partitions_text(struct json_object *partitions, const char *i
                 snprintf(output_table_cell(&t, i + 1, 0), OUTPUT_CELL, "%" PRId64, output_get_int(part, "number", -1));
                 output_field_string(part, "node", false, output_table_cell(&t, i + 1, 1), OUTPUT_CELL);
                 if (start >= 0)
-                        units_size(output_table_cell(&t, i + 1, 2), OUTPUT_CELL, (uint64_t) start);
+                        output_size(output_table_cell(&t, i + 1, 2), OUTPUT_CELL, (uint64_t) start);
                 else
                         snprintf(output_table_cell(&t, i + 1, 2), OUTPUT_CELL, "-");
                 if (size >= 0)
-                        units_size(output_table_cell(&t, i + 1, 3), OUTPUT_CELL, (uint64_t) size);
+                        output_size(output_table_cell(&t, i + 1, 3), OUTPUT_CELL, (uint64_t) size);
                 else
                         snprintf(output_table_cell(&t, i + 1, 3), OUTPUT_CELL, "-");
                 output_escape(output_part_type(output_get_string(part, "type", NULL)), false,
@@ -397,7 +396,7 @@ const char *output_device_summary(struct json_object *probe, char *buf, size_t n
                 output_append(buf, n, &l, ": unknown device");
                 return buf;
         }
-        output_append(buf, n, &l, ": %s", size >= 0 ? units_size(a, sizeof(a), (uint64_t) size) : "size unknown");
+        output_append(buf, n, &l, ": %s", size >= 0 ? output_size(a, sizeof(a), (uint64_t) size) : "size unknown");
         if (model)
                 output_append(buf, n, &l, ", %s", output_escape(model, false, a, sizeof(a)));
         if (serial)

@@ -250,7 +250,7 @@ static void output_report_runs(struct json_object *runs) {
                 else
                         snprintf(output_table_cell(&t, i + 1, 2), OUTPUT_CELL, "-");
                 snprintf(output_table_cell(&t, i + 1, 3), OUTPUT_CELL, "%s (%.2f%%)",
-                         units_size(size, sizeof(size), (uint64_t) output_get_int(r, "coverage_bytes", 0)),
+                         output_size(size, sizeof(size), (uint64_t) output_get_int(r, "coverage_bytes", 0)),
                          output_get_double(r, "coverage_percent", 0));
                 output_escape(output_get_string(r, "result", "?"), false, output_table_cell(&t, i + 1, 4), OUTPUT_CELL);
                 snprintf(output_table_cell(&t, i + 1, 5), OUTPUT_CELL, "%" PRId64,
@@ -281,8 +281,8 @@ static void output_report_verification(struct json_object *rep) {
                 printf("    Subsections: %" PRId64 "\n", output_get_int(v, "subsections", 0));
         }
         bytes = output_get_int(v, "coverage_bytes", 0);
-        printf("    Coverage:    %s (%" PRId64 " bytes), %.2f%% of the device\n",
-               units_size(a, sizeof(a), (uint64_t) (bytes > 0 ? bytes : 0)), bytes,
+        printf("    Coverage:    %s, %.2f%% of the device\n",
+               output_size_exact(a, sizeof(a), (uint64_t) (bytes > 0 ? bytes : 0)),
                output_get_double(v, "coverage_percent", 0));
         printf("    Result:      %s\n", output_get_string(v, "result", "?"));
         if (output_get_int(v, "mismatched_sectors", 0) > 0)
@@ -352,11 +352,10 @@ void output_report_text(struct json_object *rep) {
         printf("  Method:        %s (%zu pass%s: %s)\n", output_get_string(rep, "method", "?"), n, n == 1 ? "" : "es",
                output_pass_summary_json(list, 60, summary, sizeof(summary)));
         if (size >= 0)
-                printf("  Size:          %s (%" PRId64 " bytes, %" PRId64 "-byte sectors)\n",
-                       units_size(a, sizeof(a), (uint64_t) size), size, output_get_int(rep, "sector_size", 0));
+                printf("  Size:          %s, %" PRId64 "-byte sectors\n", output_size_exact(a, sizeof(a), (uint64_t) size),
+                       output_get_int(rep, "sector_size", 0));
         if (written >= 0)
-                printf("  Written:       %s (%" PRId64 " bytes, all passes)\n", units_size(a, sizeof(a), (uint64_t) written),
-                       written);
+                printf("  Written:       %s, all passes\n", output_size_exact(a, sizeof(a), (uint64_t) written));
         printf("  Started:       %s\n", output_time(rep, "started_at", a, sizeof(a)));
         printf("  Ended:         %s\n", output_time(rep, "ended_at", a, sizeof(a)));
         duration = output_get_double(rep, "duration_s", -1);

@@ -53,9 +53,29 @@ double output_get_double(struct json_object *o, const char *key, double def) {
         return def;
 }
 
+bool output_raw_bytes;
+
+const char *output_size(char *buf, size_t n, uint64_t bytes) {
+        if (output_raw_bytes)
+                snprintf(buf, n, "%" PRIu64, bytes);
+        else
+                units_size(buf, n, bytes);
+        return buf;
+}
+
+const char *output_size_exact(char *buf, size_t n, uint64_t bytes) {
+        char a[32];
+
+        if (output_raw_bytes)
+                snprintf(buf, n, "%" PRIu64 " bytes", bytes);
+        else
+                snprintf(buf, n, "%s (%" PRIu64 " bytes)", units_size(a, sizeof(a), bytes), bytes);
+        return buf;
+}
+
 bool output_state_ended(const char *state) {
         return state && (strcmp(state, "done") == 0 || strcmp(state, "failed") == 0 ||
-                         strcmp(state, "cancelled") == 0);
+                         strcmp(state, "cancelled") == 0 || strcmp(state, "interrupted") == 0);
 }
 
 int64_t output_device_size(struct json_object *o) {
@@ -84,13 +104,13 @@ void output_job_text(struct json_object *job, struct output_job_text *t) {
                 snprintf(t->percent, sizeof(t->percent), "%.1f%%", 100.0 * (double) done / (double) total);
         else
                 snprintf(t->percent, sizeof(t->percent), "-");
-        units_size(t->done, sizeof(t->done), (uint64_t) done);
+        output_size(t->done, sizeof(t->done), (uint64_t) done);
         if (total > 0)
-                units_size(t->total, sizeof(t->total), (uint64_t) total);
+                output_size(t->total, sizeof(t->total), (uint64_t) total);
         else
                 snprintf(t->total, sizeof(t->total), "-");
         if (size >= 0)
-                units_size(t->size, sizeof(t->size), (uint64_t) size);
+                output_size(t->size, sizeof(t->size), (uint64_t) size);
         else
                 snprintf(t->size, sizeof(t->size), "-");
         /* Once a job has ended its current rate means nothing; its average does. */
@@ -301,6 +321,22 @@ static int output_job_one_text(struct json_object *job) {
         return 0;
 }
 
+/* One line per job with the state it ended in, "job 4: /dev/loop3: done" (errors go to stderr,
+ * from the caller). */
+static int output_ended_text(struct json_object *jobs) {
+        size_t n = jobs && json_object_is_type(jobs, json_type_array) ? json_object_array_length(jobs) : 0;
+        char device[OUTPUT_CELL];
+
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *job = json_object_array_get_idx(jobs, i);
+
+                printf("job %" PRId64 ": %s: %s\n", output_get_int(job, "id", -1),
+                       output_escape(output_get_string(job, "device", "?"), false, device, sizeof(device)),
+                       output_get_string(job, "state", "?"));
+        }
+        return 0;
+}
+
 /* "wiped: 2 threads x 32 buffers x 1.00 MiB = 64.1 MiB of I/O buffers (registered), 8 I/Os in
  * flight per device (rotational 4), no rate limit" from the daemon object of version or status. */
 static void output_daemon_line(struct json_object *d) {
@@ -309,8 +345,8 @@ static void output_daemon_line(struct json_object *d) {
         struct json_object *reg = NULL;
         bool registered = json_object_object_get_ex(d, "registered_buffers", &reg) && json_object_get_boolean(reg);
 
-        units_size(mem, sizeof(mem), (uint64_t) output_get_int(d, "buffer_memory", 0));
-        units_size(io, sizeof(io), (uint64_t) output_get_int(d, "io_size", 0));
+        output_size(mem, sizeof(mem), (uint64_t) output_get_int(d, "buffer_memory", 0));
+        output_size(io, sizeof(io), (uint64_t) output_get_int(d, "io_size", 0));
         printf("wiped: %" PRId64 " threads x %" PRId64 " buffers x %s = %s of I/O buffers (%s), ",
                output_get_int(d, "threads", -1), output_get_int(d, "buffers", -1), io, mem,
                registered ? "registered" : "not registered");
@@ -368,6 +404,10 @@ int output_render(enum output_kind kind, struct json_object *o, bool json) {
                 case OUTPUT_JOB:
                         json_object_object_get_ex(o, "job", &v);
                         output_job_one_text(v);
+                        break;
+                case OUTPUT_ENDED:
+                        json_object_object_get_ex(o, "jobs", &v);
+                        output_ended_text(v);
                         break;
                 case OUTPUT_REPORT:
                         output_report_text(o);

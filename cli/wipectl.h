@@ -23,6 +23,8 @@ enum wipectl_exit {
         WIPECTL_EXIT_REFUSED = 5,       /* the daemon refused a device */
         WIPECTL_EXIT_JOB_FAILED = 6,    /* a waited-for job ended "failed" */
         WIPECTL_EXIT_JOB_CANCELLED = 7, /* a waited-for job ended "cancelled", and none failed */
+        WIPECTL_EXIT_JOB_INTERRUPTED = 8, /* a waited-for job ended "interrupted" (the daemon stopped), and
+                                           * none failed or was cancelled */
         WIPECTL_EXIT_DETACHED = 130,    /* Ctrl-C while waiting; the jobs keep running */
 };
 
@@ -32,6 +34,7 @@ enum wipectl_exit {
 struct wipectl_options {
         const char *socket_path;        /* --socket, $WIPED_SOCKET, or PROTOCOL_SOCKET_DEFAULT */
         bool json;                      /* --json: print the command's JSON object instead of text */
+        bool bytes;                     /* --bytes: sizes in text as byte counts (output_raw_bytes) */
 };
 
 /* One subcommand (tmux's cmd_entry). exec() gets argv[0] = the command name and returns an exit
@@ -79,6 +82,10 @@ extern const struct cmd_entry cmd_methods_entry;
 /* cmd-verify.c */
 extern const struct cmd_entry cmd_verify_entry;
 
+/* cmd-watch.c */
+extern const struct cmd_entry cmd_watch_entry;
+extern const struct cmd_entry cmd_wait_entry;
+
 /* cmd-job.c */
 extern const struct cmd_entry cmd_status_entry;
 extern const struct cmd_entry cmd_list_entry;
@@ -125,6 +132,14 @@ int client_call_simple(struct client *c, enum protocol_op op, struct json_object
  * owning the reply and c still connected; or, c closed and the error printed, its exit status
  * (client_translate_errno(), never 0). */
 int client_connect_call(struct client *c, const char *path, struct json_object *request, struct json_object **ret);
+/* Read the next event line of a watch (sent with client_call() on c), waiting at most timeout_ms
+ * (-1: no limit) with the signal mask sigmask in place while it waits (as ppoll(2) does; NULL: the
+ * current mask). Returns 1 with *ret owning the event object and, when line is not NULL, *line
+ * owning a copy of the line as the daemon sent it (without '\n'); 0 when the time passed or a
+ * signal arrived first (the caller checks its flags); or -errno after printing one line: the
+ * connection was lost ("PATH: connection lost: ...", c->origin CLIENT_ORIGIN_TRANSPORT), or the
+ * line is not an event. */
+int client_event(struct client *c, int timeout_ms, const sigset_t *sigmask, struct json_object **ret, char **line);
 /* Map a failure of c (r = -errno from a client_* call) to an exit status. The one place that
  * decides exit statuses for errors (cryptsetup's translate_errno). */
 int client_translate_errno(const struct client *c, int r);
@@ -156,12 +171,20 @@ enum output_kind {
         OUTPUT_JOBS,                    /* {"jobs":[JOB...]}: a table */
         OUTPUT_SUBMITTED,               /* {"jobs":[{"id","device"}...]}: "ID DEVICE" lines */
         OUTPUT_JOB,                     /* {"job":JOB}: one job, as a table row */
+        OUTPUT_ENDED,                   /* {"jobs":[JOB...]}: "job 4: /dev/loop3: done" lines (wait) */
         OUTPUT_REPORT,                  /* REPORT: readable report */
         OUTPUT_VERSION,                 /* {"client":"..","daemon":{...}} */
         OUTPUT_PROBE,                   /* {"devices":[PROBE...]}: one block per device */
         OUTPUT_METHODS,                 /* {"methods":[...]}: the wipe methods */
 };
 
+/* --bytes (main.c sets it): text shows sizes as byte counts instead of IEC units. */
+extern bool output_raw_bytes;
+/* A size for people: "1.00 GiB", or "1073741824" with --bytes. Returns buf. */
+const char *output_size(char *buf, size_t n, uint64_t bytes);
+/* A size with its exact count: "1.00 GiB (1073741824 bytes)", or "1073741824 bytes" with --bytes.
+ * Returns buf. */
+const char *output_size_exact(char *buf, size_t n, uint64_t bytes);
 /* Print o on stdout: as pretty JSON when json, else as the text for kind. 0 or -EIO. */
 int output_render(enum output_kind kind, struct json_object *o, bool json);
 /* output_render() for a command's result: returns WIPECTL_EXIT_OK, or WIPECTL_EXIT_FAILURE after
@@ -180,17 +203,17 @@ double output_get_double(struct json_object *o, const char *key, double def);
 /* The error of a JOB or REPORT object as one line naming the device first,
  * "/dev/loop3: write failed at ...: Input/output error (EIO)"; NULL when it has none. */
 const char *output_error_line(struct json_object *o, char *buf, size_t n);
-/* Whether a job state is final: "done", "failed" or "cancelled". */
+/* Whether a job state is final: "done", "failed", "cancelled" or "interrupted". */
 bool output_state_ended(const char *state);
 /* A JOB object's numbers formatted for people; the table and the progress lines share them. */
 struct output_job_text {
         char percent[16];               /* "45.2%", "-" when the size is unknown */
-        char done[32];                  /* bytes done, IEC units */
-        char total[32];                 /* bytes total, IEC units */
+        char done[32];                  /* bytes done, IEC units (output_size()) */
+        char total[32];                 /* bytes total, IEC units (output_size()) */
         char rate[32];                  /* current rate, or the average once ended */
         char eta[32];                   /* "-" when unknown or ended */
         char phase[48];                 /* "pass 2/3" writing, "flush 2/3", "verify 3/3" */
-        char size[32];                  /* the device's size, IEC units; "-" when unknown */
+        char size[32];                  /* the device's size (output_size()); "-" when unknown */
 };
 /* Percent, bytes and ETA count all the work of a job (every pass's writes and the planned
  * verification reads: bytes_done of bytes_total), not the device's size. */
@@ -264,20 +287,77 @@ const char *output_identity_short(struct json_object *identity, char *buf, size_
  * ("/dev/loop3: refusing: is read-only"); NULL when the device is not refused. */
 const char *output_refusal_line(struct json_object *probe, char *buf, size_t n);
 
-/* progress.c */
+/* view.c */
 
-/* Wait for the jobs ids[n] to end, polling "status" every 0.5 s and drawing one line per job on
- * out (NULL: draw nothing). out a terminal: the lines are redrawn in place; otherwise plain lines
- * every 2 s and once more when the jobs have ended. Returns 0 when every job has ended; -EINTR when
- * c->interrupted was raised; or -errno from client_call(), already reported. In every case *ret
- * owns the last {"jobs":[JOB...]} received (the reply without "id" and "ok"), or NULL. */
-int progress_wait(struct client *c, const int64_t *ids, size_t n, FILE *out, struct json_object **ret);
+/* The display of jobs while they are waited for: live on a terminal (the alternate screen,
+ * redrawn in place), else plain lines without escape codes. Lives on the caller's stack. */
+struct view {
+        FILE *out;                      /* NULL: not started, or ended */
+        struct json_object *jobs;       /* [JOB...] shown (borrowed; updated in place by the caller) */
+        bool live;                      /* out is a terminal */
+        bool on_screen;                 /* live: the alternate screen shows the view */
+        bool released;                  /* live: left by view_release(); no coming back */
+        bool dirty;                     /* live: jobs changed since the last redraw */
+        bool force;                     /* live: redraw at once (a state change, a resize) */
+        int64_t period_ms;              /* plain: between two lines of a running job */
+        int64_t last_ms;                /* live: last redraw; plain: last lines */
+        int64_t *final;                 /* plain: ids of the jobs whose final line has been printed */
+        size_t n_final;                 /* entries in final */
+        size_t final_size;              /* room in final */
+};
+/* Whether a view on out is live: out is a terminal and TERM is not "dumb". */
+bool view_live(FILE *out);
+/* Show jobs (an array of JOB objects, borrowed until view_end()) on out: live (view_live()),
+ * drawn at once; else one plain line per job now, and one per running job every period_ms.
+ * 0 or -ENOMEM. Every other view_*() call accepts a view that was not started. */
+int view_start(struct view *v, FILE *out, struct json_object *jobs, int64_t period_ms);
+/* job (an element of the jobs) changed: state, for a change of state, pass or phase (a line of
+ * its own off a terminal, a redraw at once on one), else its progress (the next redraw). */
+void view_changed(struct view *v, struct json_object *job, bool state);
+/* The terminal was resized or came back (SIGWINCH, SIGCONT): redraw at once. */
+void view_resize(struct view *v);
+/* Milliseconds until view_tick() has something to do; -1 when nothing is due. */
+int view_timeout(const struct view *v);
+/* Redraw, or print the lines of running jobs, when due. */
+void view_tick(struct view *v);
+/* Leave the terminal as it was (SIGTSTP), and come back (after SIGCONT). */
+void view_suspend(struct view *v);
+void view_resume(struct view *v);
+/* Stop showing: live, the last frame (every job) is printed on the normal screen; plain, when
+ * ended (every job has ended), the final line of each job not yet printed and the summary. */
+void view_end(struct view *v, bool ended);
+/* Give the terminal back before an error message (wipectl_error() calls it): leave the live view
+ * on the screen, if any, printing its last frame. */
+void view_release(void);
+
+/* watch.c */
+
+/* What to watch and how to show it (watch and wait; wipe and verify through watch_finish()). */
+struct watch_settings {
+        const int64_t *ids;             /* the jobs */
+        size_t n;                       /* 0: every job that has not ended */
+        int64_t interval_ms;            /* progress events; 0: 500 live, 1000 plain, else the daemon's */
+        FILE *view;                     /* where to show the jobs (view.c), or NULL */
+        bool events;                    /* print every event on stdout, one JSON object per line */
+};
+/* Watch jobs on the connected client c until every one has ended: send the watch request, then
+ * follow its events, showing them as s says; Ctrl-C stops the wait (the jobs keep running).
+ * Returns 0 when every job has ended, -EINTR after Ctrl-C, or -errno, already reported (the
+ * connection lost: client_translate_errno() gives 3). In every case *ret owns the jobs as last
+ * seen ({"jobs":[JOB...]}), or NULL when none were. */
+int watch_jobs(struct client *c, const struct watch_settings *s, struct json_object **ret);
+/* The exit status for jobs that ended ({"jobs":[JOB...]}), printing each failed job's error on
+ * stderr: 0 when all are done, 6 when one failed, else 7 when one was cancelled, else 8 when one
+ * was interrupted; 1 for anything else. */
+int watch_outcome(struct json_object *status);
+/* Tell how to reach the jobs after Ctrl-C: one line on stderr, naming the jobs still running in
+ * status ({"jobs":[JOB...]}), or ids[n] when status is NULL. */
+void watch_detached(struct json_object *status, const int64_t *ids, size_t n);
 /* What wipe and verify do after the daemon accepted their jobs ids[n] with reply on the connected
  * client c: with no_wait, print the reply (without "id" and "ok") as kind and return at once;
- * else wait for the jobs with progress_wait() on stdout (on stderr, if a terminal, with --json),
- * Ctrl-C detaching, then print {"jobs":[JOB...]} with --json and every job's error on stderr.
- * Closes c; reply stays the caller's. Returns the exit status: 0 when every job ended done (or
- * was printed), 6 when one failed, 7 when one was cancelled and none failed, 130 after a detach,
- * or that of a failed status call or of output_print(). */
-int progress_finish(struct client *c, const struct wipectl_options *opts, bool no_wait, struct json_object *reply,
-                    enum output_kind kind, const int64_t *ids, size_t n);
+ * else watch the jobs with the view on stdout (with --json: on stderr if it is a terminal, else
+ * none), Ctrl-C detaching, then print {"jobs":[JOB...]} with --json and every job's error on
+ * stderr. Closes c; reply stays the caller's. Returns the exit status (watch_outcome(), 130 after a
+ * detach, or that of a lost connection or of output_print()). */
+int watch_finish(struct client *c, const struct wipectl_options *opts, bool no_wait, struct json_object *reply,
+                 enum output_kind kind, const int64_t *ids, size_t n);

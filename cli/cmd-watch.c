@@ -1,0 +1,173 @@
+/* wipectl watch and wait: follow jobs until they end, with the live view or as JSON events
+ * (watch), or quietly with one line per job at the end (wait). Both use the daemon's watch
+ * stream, never polling, and exit as wipe does when its jobs end. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "wipectl.h"
+
+#define CMD_WATCH_INTERVAL_MIN_MS 100
+#define CMD_WATCH_INTERVAL_MAX_MS 3600000
+#define CMD_WAIT_INTERVAL_MS CMD_WATCH_INTERVAL_MAX_MS /* wait needs state changes only */
+
+/* Parse --interval: seconds as a plain decimal number ("2", "0.5"), 0.1 to 3600. 0 or -EINVAL. */
+static int cmd_watch_parse_interval(const char *s, int64_t *ms) {
+        size_t dots = 0;
+        double v;
+
+        if (!*s || strspn(s, "0123456789.") != strlen(s) || strcmp(s, ".") == 0)
+                return -EINVAL;
+        for (const char *p = s; *p; p++)
+                dots += *p == '.';
+        if (dots > 1)
+                return -EINVAL;
+        v = strtod(s, NULL) * 1000.0 + 0.5;
+        if (!(v >= CMD_WATCH_INTERVAL_MIN_MS && v < CMD_WATCH_INTERVAL_MAX_MS + 1))
+                return -EINVAL;
+        *ms = (int64_t) v;
+        return 0;
+}
+
+/* The JOB operands argv[optind..argc-1] as ids, malloc'd in *ret (NULL when there are none).
+ * -1 when they are fine, or the exit status of the error reported. */
+static int cmd_watch_ids(const struct cmd_entry *self, int argc, char **argv, int64_t **ret, size_t *n) {
+        _cleanup_free_ int64_t *ids = NULL;
+        size_t count = (size_t) (argc - optind);
+
+        *ret = NULL;
+        *n = 0;
+        if (count == 0)
+                return -1;
+        ids = calloc(count, sizeof(*ids));
+        if (!ids) {
+                wipectl_error("%s: out of memory", self->name);
+                return WIPECTL_EXIT_FAILURE;
+        }
+        for (size_t i = 0; i < count; i++)
+                if (wipectl_parse_job_id(argv[optind + (int) i], &ids[i]) < 0)
+                        return cmd_usage_error(self, "%s: not a job id", argv[optind + (int) i]);
+        *ret = TAKE_PTR(ids);
+        *n = count;
+        return -1;
+}
+
+/* Connect and watch as s says; *status as watch_jobs() leaves it. Returns 0, -EINTR, or the exit
+ * status of an error (already reported). */
+static int cmd_watch_run(const struct wipectl_options *opts, const struct watch_settings *s,
+                         struct json_object **status) {
+        struct client c = CLIENT_INIT;
+        int r;
+
+        *status = NULL;
+        r = client_connect(&c, opts->socket_path);
+        if (r >= 0)
+                r = watch_jobs(&c, s, status);
+        if (r < 0 && r != -EINTR)
+                r = client_translate_errno(&c, r);
+        client_close(&c);
+        return r;
+}
+
+static int cmd_watch_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc,
+                          char **argv) {
+        enum { ARG_INTERVAL = 0x100 };
+        static const struct option options[] = {
+                { "interval", required_argument, NULL, ARG_INTERVAL },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        _cleanup_json_ struct json_object *status = NULL;
+        _cleanup_free_ int64_t *ids = NULL;
+        struct watch_settings s = {};
+        struct json_object *jobs = NULL;
+        int opt, r;
+
+        while ((opt = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
+                switch (opt) {
+                case ARG_INTERVAL:
+                        if (cmd_watch_parse_interval(optarg, &s.interval_ms) < 0)
+                                return cmd_usage_error(self, "bad interval '%s' (seconds, 0.1 to 3600)", optarg);
+                        break;
+                case 'h':
+                        cmd_usage(self, stdout);
+                        return WIPECTL_EXIT_OK;
+                default:
+                        return cmd_option_error(self, argv, opt);
+                }
+        r = cmd_watch_ids(self, argc, argv, &ids, &s.n);
+        if (r >= 0)
+                return r;
+        s.ids = ids;
+        s.events = opts->json;
+        s.view = opts->json ? NULL : stdout;
+
+        r = cmd_watch_run(opts, &s, &status);
+        if (r == -EINTR) {
+                watch_detached(status, ids, s.n);
+                return WIPECTL_EXIT_DETACHED;
+        }
+        if (r != 0)
+                return r;
+        json_object_object_get_ex(status, "jobs", &jobs);
+        if (!opts->json && json_object_array_length(jobs) == 0) {
+                printf("No jobs to watch.\n");
+                if (fflush(stdout) == EOF || ferror(stdout)) {
+                        wipectl_error("stdout: write error");
+                        return WIPECTL_EXIT_FAILURE;
+                }
+        }
+        return watch_outcome(status);
+}
+
+static int cmd_wait_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc, char **argv) {
+        _cleanup_json_ struct json_object *status = NULL;
+        _cleanup_free_ int64_t *ids = NULL;
+        struct watch_settings s = { .interval_ms = CMD_WAIT_INTERVAL_MS };
+        int r;
+
+        r = cmd_options(self, argc, argv, NULL, NULL);
+        if (r >= 0)
+                return r;
+        r = cmd_watch_ids(self, argc, argv, &ids, &s.n);
+        if (r >= 0)
+                return r;
+        s.ids = ids;
+
+        r = cmd_watch_run(opts, &s, &status);
+        if (r == -EINTR) {
+                /* One document with --json still: the jobs as last seen. */
+                if (opts->json && status)
+                        output_render(OUTPUT_JOBS, status, true);
+                watch_detached(status, ids, s.n);
+                return WIPECTL_EXIT_DETACHED;
+        }
+        if (r != 0)
+                return r;
+        if (output_print(OUTPUT_ENDED, status, opts->json) != WIPECTL_EXIT_OK)
+                return WIPECTL_EXIT_FAILURE;
+        return watch_outcome(status);
+}
+
+const struct cmd_entry cmd_watch_entry = {
+        .name = "watch",
+        .args = "[--interval SECONDS] [JOB...]",
+        .summary = "Show jobs live until they end (default: every job not ended)",
+        .help = "  --interval SECONDS   how often the daemon sends progress, 0.1 to 3600 (default: 0.5 on a\n"
+                "                       terminal, 1 otherwise); with --json every event is printed, one\n"
+                "                       JSON object per line\n",
+        .exec = cmd_watch_exec,
+};
+
+const struct cmd_entry cmd_wait_entry = {
+        .name = "wait",
+        .args = "[JOB...]",
+        .summary = "Wait until jobs end (default: every job not ended), one line per job",
+        .exec = cmd_wait_exec,
+};
