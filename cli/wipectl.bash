@@ -1,0 +1,207 @@
+# bash completion for wipectl(1), the client of wiped(8).
+# shellcheck shell=bash disable=SC2207
+#
+# Installed as $(bashcompletiondir)/wipectl (bash-completion loads it on first use); it can also
+# be sourced by hand:  . cli/wipectl.bash
+#
+# Completes the global options and the commands, each command's options (as its --help lists
+# them), the values of --method, --cipher and --verify, job ids (asked from the daemon, on the
+# socket that --socket on the command line or $WIPED_SOCKET names) and block devices.
+# It needs nothing but bash: no bash-completion helpers, no jq.
+
+# _wipectl_jobs WIPECTL SOCKET WHICH: the job ids the daemon knows (wipectl --json list), one a
+# line; WHICH is all, running (not ended) or ended.
+_wipectl_jobs() {
+        local wipectl=$1 socket=$2 which=$3 json id='' state='' line
+        local -a args=()
+        [ -n "$socket" ] && args=(--socket "$socket")
+        json=$(timeout 2 "$wipectl" "${args[@]}" --json list 2>/dev/null) || return 0
+        # A JOB prints its "id" before its "state"; no object nested in a JOB has either key.
+        while IFS= read -r line; do
+                case $line in
+                *'"id":'*)
+                        id=${line#*'"id":'}
+                        id=${id//[!0-9]/}
+                        ;;
+                *'"state":'*)
+                        state=${line#*'"state":'}
+                        state=${state//[!a-z]/}
+                        [ -n "$id" ] || continue
+                        case $which:$state in
+                        all:*) echo "$id" ;;
+                        running:running | running:flushing) echo "$id" ;;
+                        ended:done | ended:failed | ended:cancelled | ended:interrupted) echo "$id" ;;
+                        esac
+                        id=
+                        ;;
+                esac
+        done < <(printf '%s\n' "$json" | grep -oE '"(id|state)": *("[a-z]+"|[0-9]+)')
+}
+
+# _wipectl_devices CUR: the block devices (and directories, to go down /dev/disk/by-id/ and the
+# like) whose path starts with CUR (default /dev/), one a line.
+_wipectl_devices() {
+        local cur=${1:-/dev/} p
+        local IFS=$'\n'
+        for p in $(compgen -f -- "$cur"); do
+                # (compopt -o filenames adds the slash of a directory.)
+                [ -b "$p" ] || [ -d "$p" ] && echo "$p"
+        done
+}
+
+# _wipectl_help_options WIPECTL CMD: the options that "wipectl CMD --help" lists, one a line:
+# "--name", or "--name VALUE" for one that takes a value.
+_wipectl_help_options() {
+        local line re='^ +(-[[:alnum:]], )?(--[[:alnum:]][[:alnum:]-]*)( [A-Z][A-Z_]*)?( |$)'
+        "$1" "$2" --help 2>/dev/null | while IFS= read -r line; do
+                [[ $line =~ $re ]] && echo "${BASH_REMATCH[2]}${BASH_REMATCH[3]}"
+        done
+}
+
+_wipectl() {
+        local cur=${COMP_WORDS[COMP_CWORD]} prev='' wipectl=${COMP_WORDS[0]} socket='' cmd='' i w
+        local commands="version status list cancel report probe methods verify watch wait wipe"
+        local globals="--socket --json --bytes --help --version"
+        local opts='' args_opts='' positional=''
+        local IFS=$' \t\n'
+
+        COMPREPLY=()
+        ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
+        # The wipectl that is being completed, if it can be run; else the one in PATH.
+        wipectl=${wipectl/#\~/$HOME}
+        if [[ $wipectl != */* ]] || [ ! -x "$wipectl" ]; then
+                wipectl=wipectl
+        fi
+
+        # The global options and the command before the word being completed. bash splits
+        # "--socket=PATH" into "--socket" "=" "PATH".
+        for ((i = 1; i < COMP_CWORD; i++)); do
+                w=${COMP_WORDS[i]}
+                if [ -z "$cmd" ]; then
+                        case $w in
+                        --socket)
+                                if [ "${COMP_WORDS[i + 1]:-}" = "=" ]; then
+                                        ((i += 2))
+                                else
+                                        ((i += 1))
+                                fi
+                                ((i < COMP_CWORD)) && socket=${COMP_WORDS[i]}
+                                ;;
+                        --socket=*) socket=${w#--socket=} ;;
+                        -*) ;;
+                        *) cmd=$w ;;
+                        esac
+                fi
+        done
+        [ -z "$socket" ] && socket=${WIPED_SOCKET:-}
+        socket=${socket/#\~/$HOME}
+
+        # "--socket=" being completed: the word is "=" or the path after it.
+        if [ "$cur" = "=" ] && [ "$prev" = "--socket" ]; then
+                cur=
+        elif [ "$prev" = "=" ] && ((COMP_CWORD > 1)) && [ "${COMP_WORDS[COMP_CWORD - 2]}" = "--socket" ]; then
+                prev=--socket
+        fi
+
+        if [ -z "$cmd" ]; then
+                if [ "$prev" = "--socket" ]; then
+                        compopt -o filenames 2>/dev/null
+                        COMPREPLY=($(compgen -f -- "$cur"))
+                        return 0
+                fi
+                case $cur in
+                -*) COMPREPLY=($(compgen -W "$globals" -- "$cur")) ;;
+                *) COMPREPLY=($(compgen -W "$commands" -- "$cur")) ;;
+                esac
+                return 0
+        fi
+
+        # Per command: its options (as its --help lists them), those that take a value, and what
+        # its other arguments are.
+        case $cmd in
+        wipe)
+                opts="--method --passes --verify --seed --cipher --max-rate --queue-depth --io-size --yes --no-wait --help"
+                args_opts="--method --passes --verify --seed --cipher --max-rate --queue-depth --io-size"
+                positional=devices
+                ;;
+        probe)
+                opts="--json --help"
+                positional=devices
+                ;;
+        verify)
+                opts="--verify --seed --no-wait --help"
+                args_opts="--verify --seed"
+                positional=ended
+                ;;
+        report)
+                opts="--keys --help"
+                positional=all
+                ;;
+        status) opts="--help" positional=all ;;
+        cancel) opts="--help" positional=running ;;
+        watch)
+                opts="--interval --help"
+                args_opts="--interval"
+                positional=running
+                ;;
+        wait) opts="--help" positional=running ;;
+        list) opts="--all --help" ;;
+        methods) opts="--json --help" ;;
+        version) opts="--help" ;;
+        *) return 0 ;;
+        esac
+        # What this wipectl's --help lists wins over the lists above (which are for a wipectl
+        # that cannot be run).
+        local help_opts line
+        help_opts=$(_wipectl_help_options "$wipectl" "$cmd")
+        if [ -n "$help_opts" ]; then
+                opts='' args_opts=''
+                while read -r line; do
+                        opts+=" ${line%% *}"
+                        [[ $line == *" "* ]] && args_opts+=" ${line%% *}"
+                done <<< "$help_opts"
+        fi
+
+        # The value of an option.
+        if [ -n "$prev" ] && [[ " $args_opts " == *" $prev "* ]]; then
+                case $prev in
+                --method)
+                        COMPREPLY=($(compgen -W "random zero random-zero dod-3pass schneier gutmann" -- "$cur"))
+                        ;;
+                --cipher)
+                        COMPREPLY=($(compgen -W "auto aes-128-ctr chacha20" -- "$cur"))
+                        ;;
+                --verify)
+                        if [ "$cmd" = wipe ]; then
+                                COMPREPLY=($(compgen -W "none sample sample= last all" -- "$cur"))
+                        else
+                                COMPREPLY=($(compgen -W "sample sample= last all" -- "$cur"))
+                        fi
+                        [ "${COMPREPLY[0]:-}" = "sample=" ] && [ ${#COMPREPLY[@]} = 1 ] && compopt -o nospace 2>/dev/null
+                        ;;
+                esac
+                # --passes, --seed, --max-rate, --queue-depth, --io-size, --interval: a value to
+                # type, nothing to offer.
+                return 0
+        fi
+
+        case $cur in
+        -*)
+                COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+                return 0
+                ;;
+        esac
+
+        case $positional in
+        devices)
+                compopt -o filenames 2>/dev/null
+                COMPREPLY=($(compgen -W "$(_wipectl_devices "$cur")" -- "$cur"))
+                ;;
+        all | running | ended)
+                COMPREPLY=($(compgen -W "$(_wipectl_jobs "$wipectl" "$socket" "$positional")" -- "$cur"))
+                ;;
+        esac
+        return 0
+}
+
+complete -F _wipectl wipectl
