@@ -279,3 +279,75 @@ reattach_loop() {
 
 # loop_file DEV: the backing file of one of the test's loop devices.
 loop_file() { cat "/sys/block/${1#/dev/}/loop/backing_file"; }
+
+# --- Watching (issue 6): raw watch connections, polling output, terminal sessions in tmux ---
+
+# wait_match FILE REGEX [SECONDS]: until FILE has a line matching the extended REGEX; 1 on timeout.
+wait_match() {
+        local file=$1 re=$2 limit=${3:-30}
+        for _ in $(seq $((limit * 10))); do
+                grep -Eq -- "$re" "$file" 2>/dev/null && return 0
+                sleep 0.1
+        done
+        return 1
+}
+
+# watch_conn OUT SECONDS LINE...: a raw protocol connection in the background that sends LINE...
+# and stays open until the daemon sent an "end" event, socat ended, or SECONDS passed; then socat
+# reads for one second more. Everything the daemon sends goes to OUT. Sets WATCH_PID (socat's pid,
+# registered: stop_pid ends it, kill -KILL makes the client vanish).
+WATCH_PID=
+watch_conn() {
+        local out=$1 secs=$2 fifo
+        shift 2
+        fifo=$(mktemp -u "$TEST_DIR/fifo.XXXXXX") && mkfifo "$fifo" || hard_error "mkfifo failed"
+        : > "$out"
+        socat -t 1 - "UNIX-CONNECT:$SOCK" < "$fifo" > "$out" 2>> "$TEST_DIR/socat.err" &
+        WATCH_PID=$!
+        register_pid "$WATCH_PID"
+        (
+                printf '%s\n' "$@"
+                for _ in $(seq $((secs * 10))); do
+                        kill -0 "$WATCH_PID" 2>/dev/null || exit 0
+                        grep -Eq '"event": *"end"' "$out" 2>/dev/null && exit 0
+                        sleep 0.1
+                done
+        ) > "$fifo" &
+        register_pid $!
+}
+
+# now_s: the time in seconds since the epoch, with milliseconds (as the daemon's event times).
+now_s() { date +%s.%3N; }
+
+# TMUX_SOCK: a tmux server of the test's own (tmux_start starts it; cleanup ends it).
+TMUX_SOCK=$TEST_DIR/tmux.sock
+tmux_cmd() { tmux -S "$TMUX_SOCK" "$@"; }
+
+# tmux_start NAME WIDTH HEIGHT COMMAND: a detached tmux session NAME of exactly WIDTH x HEIGHT (no
+# status line) whose one pane runs the shell command line COMMAND, on the test's own tmux server;
+# the server is registered for cleanup. Skips (77) when tmux is missing.
+tmux_start() {
+        local name=$1 width=$2 height=$3 cmd=$4 pid
+        command -v tmux >/dev/null || skip "tmux missing (tools/install-deps installs it)"
+        printf 'set -g status off\nset -g default-terminal screen\n' > "$TEST_DIR/tmux.conf"
+        env -u TMUX TERM="${TERM:-xterm}" tmux -S "$TMUX_SOCK" -f "$TEST_DIR/tmux.conf" \
+                new-session -d -s "$name" -x "$width" -y "$height" "$cmd" || hard_error "tmux new-session failed"
+        pid=$(tmux_cmd display-message -p '#{pid}') || hard_error "tmux server pid"
+        grep -qx "$pid" "$TEST_DIR/pids" 2>/dev/null || register_pid "$pid"
+}
+
+# tmux_screen NAME: what the pane shows now, one line per screen line (lines the program wrapped
+# joined again, trailing spaces kept).
+tmux_screen() { tmux_cmd capture-pane -p -J -t "$1"; }
+
+# tmux_wait NAME REGEX [SECONDS]: until the screen of NAME has a line matching the extended REGEX;
+# the last screen is then in $TEST_DIR/screen.NAME. 1 on timeout.
+tmux_wait() {
+        local name=$1 re=$2 limit=${3:-30}
+        for _ in $(seq $((limit * 10))); do
+                tmux_screen "$name" > "$TEST_DIR/screen.$name" 2>/dev/null
+                grep -Eq -- "$re" "$TEST_DIR/screen.$name" && return 0
+                sleep 0.1
+        done
+        return 1
+}

@@ -1,0 +1,167 @@
+#!/bin/bash
+# The bash completion of wipectl (cli/wipectl.bash), sourced into a plain bash (no bash-completion
+# package needed): the commands, the global options, each command's options as its --help lists
+# them, the values of --method (wipectl methods), --cipher and --verify, job ids from the daemon
+# that --socket on the line or $WIPED_SOCKET names, and block devices only for wipe and probe.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+
+COMPLETION=$top_srcdir/cli/wipectl.bash
+COMMANDS="version status list cancel report probe methods verify watch wait wipe"
+GLOBALS="--socket --json --bytes --help --version"
+[ -f "$COMPLETION" ] || hard_error "$COMPLETION missing"
+bash -n "$COMPLETION" || fail "$COMPLETION: syntax error"
+
+# comp WORD...: what the completion offers (sorted, one a line) for the line WORD... with the
+# cursor at the end of the last WORD (give '' to complete a new word). wipectl is the one built
+# here (first in PATH); WIPED_SOCKET is COMP_SOCKET when that is set, else unset.
+COMP_SOCKET=
+comp() {
+        local -a envs=(PATH="$top_builddir/cli:$PATH")
+        [ -n "$COMP_SOCKET" ] && envs+=(WIPED_SOCKET="$COMP_SOCKET")
+        env -u WIPED_SOCKET "${envs[@]}" bash --norc --noprofile -c '
+                . "$1" || exit 99
+                f=$(complete -p wipectl 2>/dev/null | sed -n "s/.* -F \([^ ]*\) .*/\1/p")
+                [ -n "$f" ] || { echo "no complete -F for wipectl" >&2; exit 98; }
+                shift
+                COMP_WORDS=("$@")
+                COMP_CWORD=$(($# - 1))
+                COMP_LINE="$*"
+                COMP_POINT=${#COMP_LINE}
+                COMP_TYPE=9
+                "$f" wipectl "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+                [ ${#COMPREPLY[@]} = 0 ] || printf "%s\n" "${COMPREPLY[@]}"
+        ' comp "$COMPLETION" "$@" | sort -u
+        [ "${PIPESTATUS[0]}" = 0 ] || fail "completion of '$*' failed"
+}
+
+# words LIST...: the words, sorted, one a line.
+# shellcheck disable=SC2048,SC2086
+words() { printf '%s\n' $* | sort -u; }
+
+# comp_is EXPECTED WORD...: the completion of WORD... offers exactly the words of EXPECTED.
+comp_is() {
+        local want=$1 got
+        shift
+        got=$(comp "$@")
+        [ "$got" = "$(words "$want")" ] || fail "completion of '$*': got [$(echo $got)], expected [$(echo $(words "$want"))]"
+}
+
+# comp_has EXPECTED WORD...: the completion of WORD... offers every word of EXPECTED.
+comp_has() {
+        local want=$1 got missing
+        shift
+        got=$(comp "$@")
+        missing=$(comm -23 <(words "$want") <(echo "$got"))
+        [ -z "$missing" ] || fail "completion of '$*' lacks [$(echo $missing)]: got [$(echo $got)]"
+}
+
+# help_options CMD: the options "wipectl CMD --help" lists.
+help_options() {
+        "$WIPECTL_BIN" "$1" --help | sed -n '/^Options:/,$p' |
+                sed -nE 's/^ +(-[[:alnum:]], )?(--[[:alnum:]][[:alnum:]-]*).*/\2/p' | sort -u
+}
+
+command -v bash >/dev/null || skip "bash missing"
+out=$(bash --norc --noprofile -c '. "$1"; complete -p wipectl' _ "$COMPLETION") || fail "sourcing $COMPLETION: $out"
+echo "$out" | grep -q -- '-F ' || fail "no completion function registered for wipectl: $out"
+
+# --- Commands and global options. ---
+comp_is "$COMMANDS" wipectl ''
+comp_is "wait watch wipe" wipectl w
+comp_is "version verify" wipectl ve
+comp_is "$GLOBALS" wipectl -
+comp_is "$COMMANDS" wipectl --json --bytes ''
+comp_is "$COMMANDS" wipectl --socket /nowhere.sock ''
+comp_is "$COMMANDS" wipectl --socket = /nowhere.sock --json ''
+comp_is "--socket" wipectl --so
+# After --socket: a path, never a command.
+got=$(comp wipectl --socket '')
+echo "$got" | grep -qx wipe && fail "completion after --socket offers commands: $got"
+
+# --- Each command's options: everything its --help lists (the CLI's own help is the list). ---
+for cmd in $COMMANDS; do
+        opts=$(help_options "$cmd")
+        [ -n "$opts" ] || fail "wipectl $cmd --help lists no option"
+        comp_has "$opts" wipectl "$cmd" -
+        comp_has "$opts" wipectl --json "$cmd" --
+        # Only options, when a dash was typed.
+        comp "wipectl" "$cmd" -- | grep -v '^--' | grep -q . && fail "completion of 'wipectl $cmd --' offers non-options"
+done
+comp_has "--method --passes --verify --seed --cipher --max-rate --queue-depth --io-size --yes --no-wait --help" wipectl wipe --
+comp_has "--interval" wipectl watch --
+comp_has "--all" wipectl list --
+comp_is "--method --max-rate" wipectl wipe --m
+# Nothing but options and nothing at all after commands without arguments.
+comp_is "" wipectl version ''
+comp_is "" wipectl methods ''
+
+# --- Option values. ---
+methods=$("$WIPECTL_BIN" --socket "$TEST_DIR/none.sock" --json methods | jq -r '.methods[].name') || fail "methods --json failed"
+comp_is "$methods" wipectl wipe --method ''
+comp_is "dod-3pass" wipectl wipe --method d
+comp_is "$methods" wipectl --socket /x wipe --yes --method ''
+comp_has "aes-128-ctr chacha20" wipectl wipe --cipher ''
+comp_has "none sample last all" wipectl wipe --verify ''
+comp_has "sample last all" wipectl verify --verify ''
+# Values to type: nothing offered (no devices, no options).
+for opt in --max-rate --seed --queue-depth --io-size --passes; do comp_is "" wipectl wipe "$opt" ''; done
+comp_is "" wipectl watch --interval ''
+
+# --- Devices: block devices only. ---
+loops=()
+for _ in $(seq 3); do loops+=("$(make_loop 16M)"); done
+for line in "wipectl wipe" "wipectl probe" "wipectl --json wipe --yes --verify none" "wipectl wipe --method zero ${loops[0]}"; do
+        # shellcheck disable=SC2086
+        got=$(comp $line /dev/lo)
+        for dev in "${loops[@]}"; do
+                echo "$got" | grep -qx "$dev" || fail "completion of '$line /dev/lo' lacks $dev: $(echo $got)"
+        done
+        while read -r p; do
+                [ -z "$p" ] || [ -b "$p" ] || fail "completion of '$line /dev/lo' offers $p, not a block device"
+        done <<< "$got"
+done
+comp_is "" wipectl wipe /dev/loop-contr
+got=$(comp wipectl wipe /dev/)
+echo "$got" | grep -qx "${loops[0]}" || fail "completion of 'wipectl wipe /dev/' lacks ${loops[0]}"
+echo "$got" | grep -qx /dev/null && fail "completion of 'wipectl wipe /dev/' offers /dev/null"
+while read -r p; do
+        [ -b "$p" ] || [ -d "$p" ] || fail "completion of 'wipectl wipe /dev/' offers $p: not a block device nor a directory"
+done <<< "$got"
+# Status takes jobs, not devices.
+comp wipectl --socket "$TEST_DIR/none.sock" status /dev/lo | grep -q . && fail "status offers devices"
+
+# --- Job ids, from the daemon on the line's --socket or $WIPED_SOCKET. ---
+start_daemon --threads 2
+done_id=$(wipectl --json wipe --yes --verify none "${loops[0]}" | jq -r '.jobs[0].id') || fail "wipe failed"
+slow=$(make_loop 1G)
+run_id=$(wipectl --json wipe --yes --no-wait --verify none --max-rate 20M "$slow" | jq -r '.jobs[0].id') || fail "submit failed"
+[ "$(job_field "$done_id" state)" = done ] && [ "$(job_field "$run_id" state)" = running ] ||
+        fail "jobs not as planned: $done_id $(job_field "$done_id" state), $run_id $(job_field "$run_id" state)"
+both="$done_id $run_id"
+
+comp_is "$both" wipectl --socket "$SOCK" status ''
+comp_is "$both" wipectl --socket = "$SOCK" status ''
+comp_is "$both" wipectl --json --socket "$SOCK" status "$done_id" ''
+comp_is "$run_id" wipectl --socket "$SOCK" cancel ''
+comp_is "$run_id" wipectl --socket "$SOCK" wait ''
+comp_is "$run_id" wipectl --socket "$SOCK" watch --interval 2 ''
+comp_is "$done_id" wipectl --socket "$SOCK" verify ''
+comp_is "$done_id" wipectl --socket "$SOCK" verify --verify last ''
+comp_has "$both" wipectl --socket "$SOCK" report ''
+comp_has "$both" wipectl --socket "$SOCK" report --keys ''
+comp_is "$done_id" wipectl --socket "$SOCK" status "$done_id"
+COMP_SOCKET=$SOCK
+comp_is "$both" wipectl status ''
+comp_is "$run_id" wipectl cancel ''
+# The socket on the line wins over $WIPED_SOCKET.
+comp_is "" wipectl --socket "$TEST_DIR/none.sock" status ''
+COMP_SOCKET=
+# No daemon there: nothing, quickly.
+comp_is "" wipectl --socket "$TEST_DIR/none.sock" status ''
+
+wipectl cancel "$run_id" > /dev/null || fail "cancel failed"
+wait_job "$run_id" > /dev/null
+comp_is "" wipectl --socket "$SOCK" cancel ''
+daemon_alive || fail "daemon died"
+stop_daemon || fail "daemon exit status $?"
+pass
