@@ -38,6 +38,26 @@ void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 #define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
 
+/* Job events: a MESSAGE_ID each in the journal (wiped(8) "LOGGING"). */
+enum log_event {
+        LOG_EVENT_JOB_STARTED,
+        LOG_EVENT_PASS_DONE,
+        LOG_EVENT_VERIFY_PASSED,
+        LOG_EVENT_VERIFY_FAILED,
+        LOG_EVENT_JOB_DONE,
+        LOG_EVENT_JOB_FAILED,
+        LOG_EVENT_JOB_CANCELLED,
+        LOG_EVENT_JOB_INTERRUPTED,
+        _LOG_EVENT_MAX,
+};
+/* The event's MESSAGE_ID (32 hex digits). */
+const char *log_event_id(enum log_event e);
+/* A job event: with MESSAGE_ID, WIPED_JOB, WIPED_DEVICE and WIPED_SERIAL in the journal. */
+void log_job(int level, enum log_event event, uint64_t job, const char *device, const char *serial,
+             const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+#define log_job_event(level, event, job, ...) \
+        log_job(level, event, (job)->id, (job)->info.node, (job)->info.serial, __VA_ARGS__)
+
 /* device.c */
 /* What a device is: recorded by every job, shown by probe, status and report. */
 struct device_identity {
@@ -294,6 +314,13 @@ void job_flusher_stop(void);
 /* Shutdown: every unfinished job stops and ends interrupted (now, or when its workers release
  * their chunks). Call before pool_free() and again after it. */
 void job_interrupt_all(void);
+/* Where job records are saved (the state directory); NULL for nowhere. 0 or -ENOMEM. */
+int job_set_state_dir(const char *dir);
+/* Save every job that ended interrupted to STATE_DIR/jobs/ID.json (atomically, 0600), with its
+ * request, identity, keys and progress, for a later resume. Failures are logged. */
+void job_save_unfinished(void);
+/* "idle", or "3 running, 41% overall, ETA 2h13m" (sd_notify STATUS=). */
+void job_summary(char *buf, size_t n);
 /* Update smoothed rates; called by the main loop about twice a second. */
 void job_sample_rates(void);
 enum job_state job_get_state(struct job *job);

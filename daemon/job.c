@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -158,6 +159,7 @@ void job_free_all(void) {
                 job_free(j);
         }
         jobs_tail = NULL;
+        job_set_state_dir(NULL);
 }
 
 /* Bytes a stage writes or reads. */
@@ -406,7 +408,8 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
                         jobs_head = job;
                 jobs_tail = job;
                 ret[i] = job;
-                log_info("job %" PRIu64 ": %s: started: method %s (%u passes), %s, verify %s, %" PRIu64 " bytes, "
+                log_job_event(LOG_INFO, LOG_EVENT_JOB_STARTED, job,
+                         "job %" PRIu64 ": %s: started: method %s (%u passes), %s, verify %s, %" PRIu64 " bytes, "
                          "sector %u, %" PRIu64 " chunks of %" PRIu64 " bytes, %u I/Os of %" PRIu32 " bytes in flight%s, "
                          "max rate %" PRIu64 " B/s",
                          job->id, job->info.node, job->method, job->n_passes, keystream_cipher_name(job->cipher),
@@ -453,14 +456,18 @@ static void job_finish(struct job *job, enum job_state s, unsigned run) {
         if (fd >= 0)
                 close(fd);
         if (s == JOB_DONE && reverify)
-                log_info("job %" PRIu64 ": %s: verified again (%s): passed", job->id, job->info.node,
-                         verify_mode_name(run_verify));
+                log_job_event(LOG_INFO, LOG_EVENT_JOB_DONE, job, "job %" PRIu64 ": %s: verified again (%s): passed",
+                              job->id, job->info.node, verify_mode_name(run_verify));
         else if (s == JOB_DONE)
-                log_info("job %" PRIu64 ": %s: done: %s, %u passes written and flushed, verification %s", job->id,
-                         job->info.node, units_size(b, sizeof(b), job->info.size), job->n_passes,
-                         verify_mode_name(job->verify));
+                log_job_event(LOG_NOTICE, LOG_EVENT_JOB_DONE, job,
+                              "job %" PRIu64 ": %s: done: %s, %u passes written and flushed, verification %s", job->id,
+                              job->info.node, units_size(b, sizeof(b), job->info.size), job->n_passes,
+                              verify_mode_name(job->verify));
         else
-                log_info("job %" PRIu64 ": %s: %s", job->id, job->info.node, job_state_name(s));
+                log_job_event(s == JOB_FAILED ? LOG_ERR : LOG_WARNING,
+                              s == JOB_FAILED ? LOG_EVENT_JOB_FAILED :
+                              s == JOB_CANCELLED ? LOG_EVENT_JOB_CANCELLED : LOG_EVENT_JOB_INTERRUPTED,
+                              job, "job %" PRIu64 ": %s: %s", job->id, job->info.node, job_state_name(s));
 }
 
 void job_fail(struct job *job, int error, const char *fmt, ...) {
@@ -555,7 +562,8 @@ static void job_stage_end(struct job *job) {
                 p->written = true;
                 job->state = JOB_RUNNING;
                 pthread_mutex_unlock(&job->lock);
-                log_info("job %" PRIu64 ": %s: pass %u of %u (%s) written and flushed", job->id, job->info.node,
+                log_job_event(LOG_INFO, LOG_EVENT_PASS_DONE, job,
+                              "job %" PRIu64 ": %s: pass %u of %u (%s) written and flushed", job->id, job->info.node,
                          st->pass + 1, job->n_passes, pass_name(&p->pass, name, sizeof(name)));
                 return;
         }
@@ -573,12 +581,17 @@ static void job_stage_end(struct job *job) {
                 }
         }
         pthread_mutex_unlock(&job->lock);
-        if (p->verified.mismatched > 0)
+        if (p->verified.mismatched > 0) {
+                log_job_event(LOG_ERR, LOG_EVENT_VERIFY_FAILED, job,
+                              "job %" PRIu64 ": %s: pass %u failed verification (%s): %" PRIu64 " sectors differ",
+                              job->id, job->info.node, st->pass + 1, verify_mode_name(p->verified.mode),
+                              p->verified.mismatched);
                 job_fail(job, -EIO, "%s: verification of pass %u failed: %" PRIu64 " mismatching sector%s, first at offset %" PRIu64,
                          job->info.node, st->pass + 1, p->verified.mismatched, p->verified.mismatched == 1 ? "" : "s",
                          p->verified.first[0]);
-        else
-                log_info("job %" PRIu64 ": %s: pass %u verified (%s, %" PRIu64 " bytes compared)", job->id, job->info.node,
+        } else
+                log_job_event(LOG_INFO, LOG_EVENT_VERIFY_PASSED, job,
+                              "job %" PRIu64 ": %s: pass %u verified (%s, %" PRIu64 " bytes compared)", job->id, job->info.node,
                          st->pass + 1, verify_mode_name(p->verified.mode), p->verified.coverage);
 }
 
@@ -857,6 +870,122 @@ void job_sample_rates(void) {
                 j->sample_bytes = b;
                 j->sample_mono = now;
         }
+}
+
+static char *jobs_state_dir;    /* where job records go; NULL: nowhere */
+
+int job_set_state_dir(const char *dir) {
+        free(jobs_state_dir);
+        jobs_state_dir = dir ? strdup(dir) : NULL;
+        return !dir || jobs_state_dir ? 0 : -ENOMEM;
+}
+
+/* Write text to dir/name atomically: a temporary file, fsync, rename, fsync of the directory.
+ * 0 or -errno (nothing is left behind on failure). */
+static int write_atomic(const char *dir, const char *name, const char *text) {
+        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char tmp[64];
+        size_t len = strlen(text), off = 0;
+        int fd, r = 0;
+
+        if (dfd < 0)
+                return -errno;
+        snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
+        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        while (off < len && r == 0) {
+                ssize_t n = write(fd, text + off, len - off);
+
+                if (n < 0 && errno != EINTR)
+                        r = -errno;
+                else if (n > 0)
+                        off += (size_t) n;
+        }
+        if (r == 0 && fsync(fd) < 0)
+                r = -errno;
+        if (close(fd) < 0 && r == 0)
+                r = -errno;
+        if (r == 0 && renameat(dfd, tmp, dfd, name) < 0)
+                r = -errno;
+        if (r == 0 && fsync(dfd) < 0)
+                r = -errno;
+        if (r < 0)
+                (void) unlinkat(dfd, tmp, 0);
+        return r;
+}
+
+void job_save_unfinished(void) {
+        _cleanup_free_ char *dir = NULL;
+
+        if (!jobs_state_dir)
+                return;
+        if (asprintf(&dir, "%s/jobs", jobs_state_dir) < 0) {
+                dir = NULL;
+                log_error("cannot save jobs: out of memory");
+                return;
+        }
+        if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+                log_error("%s: cannot create: %s: interrupted jobs are not saved", dir, strerror(errno));
+                return;
+        }
+        for (struct job *j = jobs_head; j; j = j->next) {
+                _cleanup_json_ struct json_object *o = json_object_new_object();
+                const char *text;
+                char name[32];
+                int r;
+
+                if (job_get_state(j) != JOB_INTERRUPTED)
+                        continue;
+                /* The keys stay in the daemon's own 0700 directory, in a 0600 file. */
+                if (!o || json_object_object_add(o, "format", json_object_new_int(1)) < 0 ||
+                    json_object_object_add(o, "job", job_to_json(j)) < 0 ||
+                    json_object_object_add(o, "report", job_report_json(j, true)) < 0 ||
+                    !(text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY))) {
+                        log_error("job %" PRIu64 ": cannot save: out of memory", j->id);
+                        continue;
+                }
+                snprintf(name, sizeof(name), "%" PRIu64 ".json", j->id);
+                r = write_atomic(dir, name, text);
+                if (r < 0)
+                        log_error("job %" PRIu64 ": %s: cannot save to %s/%s: %s", j->id, j->info.node, dir, name,
+                                  strerror(-r));
+                else
+                        log_info("job %" PRIu64 ": %s: saved as interrupted in %s/%s", j->id, j->info.node, dir, name);
+        }
+}
+
+void job_summary(char *buf, size_t n) {
+        uint64_t done = 0, total = 0;
+        unsigned running = 0;
+        int64_t eta = 0;
+        bool eta_known = true;
+        char d[32];
+
+        for (struct job *j = jobs_head; j; j = j->next) {
+                uint64_t b, t;
+
+                if (atomic_load(&j->finished) || job_state_is_final(job_get_state(j)))
+                        continue;
+                running++;
+                b = atomic_load(&j->bytes_done);
+                t = j->work_total;
+                done += b < t ? b : t;
+                total += t;
+                if (j->rate_bps > 1.0) {
+                        int64_t e = (int64_t) ((double) (t - (b < t ? b : t)) / j->rate_bps + 0.5);
+
+                        if (e > eta)
+                                eta = e;
+                } else
+                        eta_known = false;
+        }
+        if (running == 0)
+                snprintf(buf, n, "idle");
+        else
+                snprintf(buf, n, "%u running, %.0f%% overall, ETA %s", running,
+                         total ? 100.0 * (double) done / (double) total : 0.0,
+                         units_duration(d, sizeof(d), eta_known ? eta : -1));
 }
 
 static int json_add(struct json_object *o, const char *k, struct json_object *v) {

@@ -1,19 +1,64 @@
-/* Logging to stderr: "<N>message" lines when stderr is the journal (sd-daemon(3) prefixes),
- * "wiped: message" otherwise. Thread-safe: one fprintf per message. */
+/* Logging. Under journald (stderr is the stream JOURNAL_STREAM names) every message is a
+ * structured journal entry (sd_journal_send): job events carry a MESSAGE_ID per event type and the
+ * fields WIPED_JOB, WIPED_DEVICE and WIPED_SERIAL (wiped(8) "LOGGING" lists them). Elsewhere a
+ * line on stderr: "<N>message" (sd-daemon(3) priority prefix), or "wiped: message" on a terminal.
+ * Thread-safe: one write per message. */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <systemd/sd-journal.h>
 
 #include "daemon.h"
 
 static bool log_journal;        /* stderr is connected to journald */
+static bool log_tty;            /* stderr is a terminal */
 static int log_max = LOG_INFO;
 
+/* The MESSAGE_IDs of job events (also in wiped(8)). */
+static const char *const log_ids[_LOG_EVENT_MAX] = {
+        [LOG_EVENT_JOB_STARTED] = "191bb7c282d8423388b4eb8685b1a626",
+        [LOG_EVENT_PASS_DONE] = "e9a6243f8b6441d784ff445830291483",
+        [LOG_EVENT_VERIFY_PASSED] = "84fca34eb01f4991803c87fbaa1ecab9",
+        [LOG_EVENT_VERIFY_FAILED] = "afe8783eb2c74781a7e6db24ccd15967",
+        [LOG_EVENT_JOB_DONE] = "015a9b3a6a7d4f6f9908acf397fbd073",
+        [LOG_EVENT_JOB_FAILED] = "7b27dc23179a4d0682374f46925c99a5",
+        [LOG_EVENT_JOB_CANCELLED] = "1126b28c61bc4f04960c1f1fa1a63c8c",
+        [LOG_EVENT_JOB_INTERRUPTED] = "70168704748a45668d92e36a639fc1e3",
+};
+
+const char *log_event_id(enum log_event e) {
+        return e >= 0 && e < _LOG_EVENT_MAX ? log_ids[e] : NULL;
+}
+
+/* Whether stderr is the journal stream systemd connected us to: JOURNAL_STREAM is "DEV:INODE" of
+ * that stream (systemd.exec(5)); a child with stderr redirected elsewhere must not use it. */
+static bool stderr_is_journal(void) {
+        const char *e = getenv("JOURNAL_STREAM");
+        unsigned long long dev, ino;
+        struct stat st;
+
+        if (!e || sscanf(e, "%llu:%llu", &dev, &ino) != 2 || fstat(STDERR_FILENO, &st) < 0)
+                return false;
+        return (unsigned long long) st.st_dev == dev && (unsigned long long) st.st_ino == ino;
+}
+
 void log_setup(bool verbose) {
-        log_journal = getenv("JOURNAL_STREAM") != NULL;
+        log_journal = stderr_is_journal();
+        log_tty = isatty(STDERR_FILENO);
         log_max = verbose ? LOG_DEBUG : LOG_INFO;
+}
+
+static void log_line(int level, const char *msg) {
+        if (log_tty)
+                fprintf(stderr, "wiped: %s\n", msg);
+        else
+                fprintf(stderr, "<%d>%s\n", level, msg);
 }
 
 void log_msg(int level, const char *fmt, ...) {
@@ -25,8 +70,25 @@ void log_msg(int level, const char *fmt, ...) {
         va_start(ap, fmt);
         vsnprintf(buf, sizeof(buf), fmt, ap);
         va_end(ap);
-        if (log_journal)
-                fprintf(stderr, "<%d>%s\n", level, buf);
-        else
-                fprintf(stderr, "wiped: %s\n", buf);
+        if (!log_journal || sd_journal_send("MESSAGE=%s", buf, "PRIORITY=%d", level, "SYSLOG_IDENTIFIER=wiped",
+                                            NULL) < 0)
+                log_line(level, buf);
+}
+
+void log_job(int level, enum log_event event, uint64_t job, const char *device, const char *serial,
+             const char *fmt, ...) {
+        char buf[2048];
+        va_list ap;
+
+        if (level > log_max)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        if (log_journal &&
+            sd_journal_send("MESSAGE=%s", buf, "PRIORITY=%d", level, "SYSLOG_IDENTIFIER=wiped", "MESSAGE_ID=%s",
+                            log_event_id(event), "WIPED_JOB=%" PRIu64, job, "WIPED_DEVICE=%s", device ? device : "",
+                            "WIPED_SERIAL=%s", serial ? serial : "", NULL) >= 0)
+                return;
+        log_line(level, buf);
 }

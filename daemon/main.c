@@ -283,6 +283,7 @@ static void stop_jobs(void *arg) {
         pool_free(*pool);
         *pool = NULL;
         job_interrupt_all();
+        job_save_unfinished();
 }
 
 int main(int argc, char **argv) {
@@ -333,7 +334,7 @@ int main(int argc, char **argv) {
         }
 
         lock_fd = state_dir_lock(o.state_dir);
-        if (lock_fd < 0)
+        if (lock_fd < 0 || job_set_state_dir(o.state_dir) < 0)
                 goto fail;
         listen_fd = socket_open(o.socket_path, &made);
         if (listen_fd < 0) {

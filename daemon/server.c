@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
@@ -288,12 +289,41 @@ static int add_fd(int ep, int fd, struct conn *tag) {
         return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
+/* The service manager's view: STATUS= when the summary changed (at most once a second), and
+ * WATCHDOG=1 every half watchdog interval. Called on every tick. */
+static void server_notify(double now, double *status_at, double *watchdog_at, uint64_t watchdog_usec) {
+        static char last[128] = "idle";
+        char status[128];
+
+        if (watchdog_usec && now - *watchdog_at >= (double) watchdog_usec / 2e6) {
+                sd_notify(0, "WATCHDOG=1");
+                *watchdog_at = now;
+        }
+        if (now - *status_at < 1.0)
+                return;
+        *status_at = now;
+        job_summary(status, sizeof(status));
+        if (strcmp(status, last) != 0) {
+                sd_notifyf(0, "STATUS=%s", status);
+                snprintf(last, sizeof(last), "%s", status);
+        }
+}
+
+static double mono_now(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
 int server_run(int listen_fd, struct pool *pool, void (*on_stop)(void *), void *arg) {
         _cleanup_close_ int ep = -1, sfd = -1, tfd = -1;
         /* Ticks: watch events (state changes within 0.1 s) and rate samples (job.c keeps its own pace). */
         struct itimerspec its = { .it_interval = { 0, 100000000 }, .it_value = { 0, 100000000 } };
         sigset_t mask;
         char mem[32];
+        uint64_t watchdog_usec = 0;
+        double status_at = 0, watchdog_at = 0;
         int r;
 
         sigemptyset(&mask);
@@ -311,7 +341,12 @@ int server_run(int listen_fd, struct pool *pool, void (*on_stop)(void *), void *
             (r = add_fd(ep, tfd, &timer_tag)) < 0)
                 return r;
 
-        sd_notify(0, "READY=1\nSTATUS=serving");
+        /* The watchdog, when the service manager asks for one: pinged from this loop, so a stuck
+         * main loop (not a busy worker) is what it catches. */
+        if (sd_watchdog_enabled(0, &watchdog_usec) <= 0)
+                watchdog_usec = 0;
+        sd_notify(0, "READY=1\nSTATUS=idle");
+        watchdog_at = mono_now();
         log_info("ready: %u worker threads, %s of I/O buffers", pool_threads(pool),
                  units_size(mem, sizeof(mem), pool_memory(pool)));
 
@@ -348,6 +383,7 @@ int server_run(int listen_fd, struct pool *pool, void (*on_stop)(void *), void *
                                 (void) !read(tfd, &ticks, sizeof(ticks));
                                 job_sample_rates();
                                 server_watch_tick(ep);
+                                server_notify(mono_now(), &status_at, &watchdog_at, watchdog_usec);
                                 if (listen_paused && add_fd(ep, listen_fd, &listen_tag) == 0)
                                         listen_paused = false;
                         } else {
