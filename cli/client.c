@@ -365,7 +365,8 @@ int client_translate_errno(const struct client *c, int r) {
 
         if (e == 0)
                 return WIPECTL_EXIT_OK;
-        if (e == EPERM || e == EACCES)
+        /* The daemon's EACCES is a device its configuration denies: a refusal, below. */
+        if (e == EPERM || (e == EACCES && c->origin != CLIENT_ORIGIN_DAEMON))
                 return WIPECTL_EXIT_PERMISSION;
 
         switch (c->origin) {
@@ -376,6 +377,7 @@ int client_translate_errno(const struct client *c, int r) {
                 return WIPECTL_EXIT_UNREACHABLE;
         case CLIENT_ORIGIN_DAEMON:
                 switch (e) {
+                case EACCES:
                 case ENOENT:
                 case ENOTBLK:
                 case EISDIR:

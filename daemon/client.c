@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "cleanup.h"
+#include "daemon-config.h"
 #include "daemon.h"
 #include "protocol.h"
 
@@ -89,7 +90,7 @@ static struct json_object *op_version(struct request_ctx *c) {
         json_object_array_add(ciphers, json_object_new_string(keystream_cipher_name(KEYSTREAM_AES_128_CTR)));
         json_object_array_add(ciphers, json_object_new_string(keystream_cipher_name(KEYSTREAM_CHACHA20)));
         json_object_object_add(r, "ciphers", ciphers);
-        if (pool_json_add(c, r) < 0) {
+        if (pool_json_add(c, r) < 0 || config_json_add(r) < 0) {
                 json_object_put(r);
                 return NULL;
         }
@@ -160,11 +161,10 @@ static struct json_object *op_submit(struct request_ctx *c) {
         _cleanup_free_ const char **devices = NULL, **pass_names = NULL;
         _cleanup_free_ struct job **jobs = NULL;
         _cleanup_free_ struct pass *passes = NULL;
+        /* What the request does not say comes from the configuration (wiped(8) CONFIGURATION). */
         struct job_request rq = {
-                .cipher = KEYSTREAM_AUTO,
-                .method = "random",
-                .verify = VERIFY_SAMPLE,
-                .verify_percent = SAMPLE_PERCENT_DEFAULT,
+                .cipher = config_cipher(),
+                .method = config_method(),
         };
         const struct method *m = NULL;
         struct json_object *r, *arr;
@@ -178,6 +178,7 @@ static struct json_object *op_submit(struct request_ctx *c) {
                 return r;
         if (!request_devices(c, &devices, &n, &r))
                 return r;
+        config_verify(&rq.verify, &rq.verify_percent);
         k = protocol_get_string(c->req->obj, "cipher", &s);
         if (k == 0 && keystream_cipher_from_name(s, &rq.cipher) < 0)
                 return protocol_reply_error(c->req->id, -EINVAL, "submit: unknown cipher \"%.64s\" (auto, aes-128-ctr, chacha20)", s);
@@ -209,6 +210,8 @@ static struct json_object *op_submit(struct request_ctx *c) {
                 rq.passes = passes;
                 rq.n_passes = n_names;
         } else {
+                if (!m)
+                        m = method_find(config_method());
                 if (!m)
                         m = method_find("random");
                 k = pass_list_parse(m->passes, &passes, &rq.n_passes);
@@ -271,8 +274,15 @@ static struct json_object *jobs_reply(struct request_ctx *c, const uint64_t *ids
                 for (size_t i = 0; i < n; i++)
                         json_object_array_add(arr, job_to_json(job_find(ids[i])));
         json_object_object_add(r, "jobs", arr);
-        if (c->req->op == PROTOCOL_OP_STATUS && all)
-                json_object_object_add(r, "daemon", pool_json(c->pool));
+        if (c->req->op == PROTOCOL_OP_STATUS && all) {
+                struct json_object *d = pool_json(c->pool);
+
+                if (d && config_json_add(d) < 0) {
+                        json_object_put(d);
+                        d = NULL;
+                }
+                json_object_object_add(r, "daemon", d);
+        }
         return r;
 }
 

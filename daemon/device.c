@@ -1,7 +1,8 @@
 /* Devices: what a device is (identity), what is on it (libblkid signatures and partitions), and
  * every reason it must not be written. A wiper's worst bug is the wrong disk, so the checks are
- * layered: mount table, swap, holders, the running system's devices, our own jobs, read-only,
- * size, and finally the exclusive open itself; the first reason found is the one reported.
+ * layered: the running system's devices, the configuration's allow and deny patterns, mount
+ * table, swap, holders, our own jobs, read-only, size, and finally the exclusive open itself; the
+ * first reason found is the one reported.
  * Runs on the main thread (probe, submit) and on a worker (the probe after a wipe). */
 #include "config.h"
 
@@ -23,6 +24,7 @@
 #include <blkid/blkid.h>
 
 #include "cleanup.h"
+#include "daemon-config.h"
 #include "daemon.h"
 #include "protocol.h"
 
@@ -820,6 +822,77 @@ static void device_check_system(struct device_probe *p, dev_t rdev, const struct
         free(system.v);
 }
 
+/* Every link in the directories /dev/disk/by-* (by-id, by-path, by-uuid, by-label, ...) that
+ * resolves to node, NULL-terminated; NULL on ENOMEM. */
+static char **disk_links(const char *node) {
+        static const char top[] = "/dev/disk";
+        char **v = calloc(1, sizeof(*v));
+        struct dirent *de;
+        bool oom = false;
+        size_t n = 0;
+        DIR *dir;
+
+        if (!v)
+                return NULL;
+        dir = opendir(top);
+        if (!dir)
+                return v;
+        while (!oom && (de = readdir(dir))) {
+                char sub[PATH_MAX];
+                struct dirent *le;
+                DIR *ld;
+
+                if (strncmp(de->d_name, "by-", 3) != 0 ||
+                    snprintf(sub, sizeof(sub), "%s/%s", top, de->d_name) >= (int) sizeof(sub) || !(ld = opendir(sub)))
+                        continue;
+                while (!oom && (le = readdir(ld))) {
+                        char path[PATH_MAX];
+                        _cleanup_free_ char *real = NULL;
+                        char **nv;
+
+                        if (le->d_name[0] == '.' ||
+                            snprintf(path, sizeof(path), "%s/%s", sub, le->d_name) >= (int) sizeof(path))
+                                continue;
+                        real = realpath(path, NULL);
+                        if (!real || strcmp(real, node) != 0)
+                                continue;
+                        nv = realloc(v, (n + 2) * sizeof(*nv));
+                        if (nv)
+                                v = nv;
+                        if (!nv || !(v[n] = strdup(path)))
+                                oom = true;
+                        else
+                                v[++n] = NULL;
+                }
+                closedir(ld);
+        }
+        closedir(dir);
+        if (oom) {
+                for (size_t i = 0; i < n; i++)
+                        free(v[i]);
+                free(v);
+                return NULL;
+        }
+        return v;
+}
+
+/* The configuration's allow and deny patterns (wiped(8) CONFIGURATION), against the resolved
+ * node and its /dev/disk links. */
+static void device_check_config(struct device_probe *p, const char *node) {
+        char **links = disk_links(node);
+        char msg[PATH_MAX + 64];
+
+        if (!links) {
+                refuse(p, -ENOMEM, "cannot check the configuration's patterns: out of memory");
+                return;
+        }
+        if (config_check_device(node, links, msg, sizeof(msg)) < 0)
+                refuse(p, -EACCES, "%s", msg);
+        for (size_t i = 0; links[i]; i++)
+                free(links[i]);
+        free(links);
+}
+
 /* The kernel name of block device d ("sda2"), into buf. */
 static const char *dev_name(dev_t d, char *buf, size_t n) {
         char path[64];
@@ -1023,6 +1096,8 @@ int device_probe(const char *path, struct device_probe *p) {
                 free(lower.v);
                 free(below.v);
         }
+        /* Then what the administrator excluded, still before opening it. */
+        device_check_config(p, node);
 
         fd = open(node, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0) {

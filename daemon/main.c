@@ -18,18 +18,15 @@
 #include <systemd/sd-daemon.h>
 
 #include "cleanup.h"
+#include "conffile.h"
+#include "daemon-config.h"
 #include "daemon.h"
 #include "protocol.h"
 #include "units.h"
 
 struct options {
-        const char *socket_path;
-        const char *state_dir;
-        unsigned threads;
-        unsigned queue_depth;
-        unsigned buffers;
-        uint32_t io_size;
-        uint64_t max_rate;
+        const char *config_path;        /* --config, NULL: the default file (may be missing) */
+        struct conffile settings;       /* the options that are also keys of the file: they win */
         bool foreground;
         bool verbose;
 };
@@ -38,6 +35,7 @@ static void usage(FILE *f) {
         fprintf(f,
                 "Usage: wiped [OPTION]...\n"
                 "Wipe block devices on request, as fast as they can be written.\n\n"
+                "  -c, --config FILE      configuration file (default " WIPED_CONFIG_DEFAULT ", if it exists)\n"
                 "  -s, --socket PATH      control socket (default $WIPED_SOCKET or " PROTOCOL_SOCKET_DEFAULT ")\n"
                 "  -d, --state-dir DIR    state directory (default " WIPED_STATE_DIR_DEFAULT ")\n"
                 "  -t, --threads N        worker threads (default: one per CPU)\n"
@@ -49,12 +47,32 @@ static void usage(FILE *f) {
                 "  -v, --verbose          debug messages\n"
                 "  -h, --help             this text\n"
                 "  -V, --version          version\n\n"
-                "See wiped(8).\n", WIPED_BUFFERS, WIPED_QD_SSD, WIPED_QD_ROTATIONAL);
+                "The command line wins over the configuration file. See wiped(8).\n", WIPED_BUFFERS, WIPED_QD_SSD,
+                WIPED_QD_ROTATIONAL);
+}
+
+enum { OPT_QD = 256, OPT_IO, OPT_BUFFERS, OPT_RATE };
+
+/* The options that are keys of the configuration file too (the same names and checks): true
+ * with the key of option c. */
+static bool option_key(int c, enum conffile_key *ret) {
+        static const struct { int opt; enum conffile_key key; } keyed[] = {
+                { 's', CONFFILE_SOCKET }, { 'd', CONFFILE_STATE_DIR }, { 't', CONFFILE_THREADS },
+                { OPT_QD, CONFFILE_QUEUE_DEPTH }, { OPT_IO, CONFFILE_IO_SIZE }, { OPT_BUFFERS, CONFFILE_BUFFERS },
+                { OPT_RATE, CONFFILE_MAX_RATE },
+        };
+
+        for (size_t i = 0; i < sizeof(keyed) / sizeof(keyed[0]); i++)
+                if (keyed[i].opt == c) {
+                        *ret = keyed[i].key;
+                        return true;
+                }
+        return false;
 }
 
 static int parse_args(int argc, char **argv, struct options *o) {
-        enum { OPT_QD = 256, OPT_IO, OPT_BUFFERS, OPT_RATE };
         static const struct option longopts[] = {
+                { "config", required_argument, NULL, 'c' },
                 { "socket", required_argument, NULL, 's' },
                 { "state-dir", required_argument, NULL, 'd' },
                 { "threads", required_argument, NULL, 't' },
@@ -68,52 +86,22 @@ static int parse_args(int argc, char **argv, struct options *o) {
                 { "version", no_argument, NULL, 'V' },
                 {}
         };
-        long n;
-        uint64_t sz;
-        char *end;
-        int c;
+        enum conffile_key key;
+        char msg[256];
+        int c, r;
 
-        while ((c = getopt_long(argc, argv, "s:d:t:fvhV", longopts, NULL)) >= 0)
-                switch (c) {
-                case 's':
-                        o->socket_path = optarg;
-                        break;
-                case 'd':
-                        o->state_dir = optarg;
-                        break;
-                case 't':
-                case OPT_QD:
-                case OPT_BUFFERS: {
-                        long max = c == 't' ? WIPED_THREADS_MAX : c == OPT_QD ? WIPED_QD_MAX : WIPED_BUFFERS_MAX;
-                        const char *what = c == 't' ? "thread count" : c == OPT_QD ? "queue depth" : "buffer count";
-
-                        errno = 0;
-                        n = strtol(optarg, &end, 10);
-                        /* A queue depth of 0 means the default: from the device. */
-                        if (errno || *end || end == optarg || n < (c == OPT_QD ? 0 : 1) || n > max) {
-                                fprintf(stderr, "wiped: %s: invalid %s (%d..%ld)\n", optarg, what, c == OPT_QD ? 0 : 1, max);
-                                return -EINVAL;
+        while ((c = getopt_long(argc, argv, "c:s:d:t:fvhV", longopts, NULL)) >= 0) {
+                if (option_key(c, &key)) {
+                        r = conffile_set(&o->settings, key, optarg, msg, sizeof(msg));
+                        if (r < 0) {
+                                fprintf(stderr, "wiped: %s: %s\n", optarg, r == -EINVAL ? msg : strerror(-r));
+                                return r;
                         }
-                        if (c == 't')
-                                o->threads = (unsigned) n;
-                        else if (c == OPT_QD)
-                                o->queue_depth = (unsigned) n;
-                        else
-                                o->buffers = (unsigned) n;
-                        break;
+                        continue;
                 }
-                case OPT_RATE:
-                        if (units_parse_rate(optarg, &o->max_rate) < 0) {
-                                fprintf(stderr, "wiped: %s: invalid rate (e.g. 200M for 200 MB/s, 0 for none)\n", optarg);
-                                return -EINVAL;
-                        }
-                        break;
-                case OPT_IO:
-                        if (units_parse_size(optarg, &sz) < 0 || sz < 4096 || sz > (64u << 20) || sz % 4096) {
-                                fprintf(stderr, "wiped: %s: invalid I/O size (4K..64M, multiple of 4K)\n", optarg);
-                                return -EINVAL;
-                        }
-                        o->io_size = (uint32_t) sz;
+                switch (c) {
+                case 'c':
+                        o->config_path = optarg;
                         break;
                 case 'f':
                         o->foreground = true;
@@ -131,6 +119,7 @@ static int parse_args(int argc, char **argv, struct options *o) {
                         usage(stderr);
                         return -EINVAL;
                 }
+        }
         if (optind < argc) {
                 fprintf(stderr, "wiped: unexpected argument: %s\n", argv[optind]);
                 return -EINVAL;
@@ -175,6 +164,7 @@ static int socket_open(const char *path, bool *made) {
         _cleanup_close_ int fd = -1;
         struct group *g;
         struct stat st;
+        gid_t gid;
         int n;
 
         *made = false;
@@ -221,7 +211,22 @@ static int socket_open(const char *path, bool *made) {
                 return -e;
         }
         *made = true;
-        g = getgrnam(WIPED_GROUP);
+        /* The configured socket-group must own it; else the group wiped does when it exists. */
+        n = config_socket_group(&gid);
+        if (n > 0 && chown(path, (uid_t) -1, gid) < 0) {
+                int e = errno;
+
+                log_error("%s: cannot give it to group %s: %s", path, config_settings()->socket_group, strerror(e));
+                unlink(path);
+                *made = false;
+                return -e;
+        }
+        if (n < 0) {
+                unlink(path);
+                *made = false;
+                return n;
+        }
+        g = n == 0 ? getgrnam(WIPED_GROUP) : NULL;
         if (g && chown(path, 0, g->gr_gid) < 0)
                 log_warning("%s: cannot give it to group %s: %s", path, WIPED_GROUP, strerror(errno));
         if (chmod(path, 0660) < 0 || listen(fd, 128) < 0) {
@@ -287,25 +292,35 @@ static void stop_jobs(void *arg) {
 }
 
 int main(int argc, char **argv) {
-        struct options o = {
-                .socket_path = getenv("WIPED_SOCKET") ? getenv("WIPED_SOCKET") : PROTOCOL_SOCKET_DEFAULT,
-                .state_dir = WIPED_STATE_DIR_DEFAULT,
-                .buffers = WIPED_BUFFERS,
-                .io_size = 1u << 20,
-        };
+        struct options o = {};
+        const struct conffile *s;
         struct pool *pool = NULL;
         int lock_fd = -1, listen_fd = -1, ready_fd = -1, r;
         bool made = false;
         sigset_t mask;
-        long ncpu;
 
-        if (parse_args(argc, argv, &o) < 0)
+        if (parse_args(argc, argv, &o) < 0) {
+                conffile_done(&o.settings);
                 return 2;
-        log_setup(o.verbose);
-        if (o.threads == 0) {
-                ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-                o.threads = ncpu < 1 ? 1 : ncpu > WIPED_THREADS_MAX ? WIPED_THREADS_MAX : (unsigned) ncpu;
         }
+        log_setup(o.verbose);
+        /* $WIPED_SOCKET: under --socket, over the file. */
+        if (!o.settings.set[CONFFILE_SOCKET] && getenv("WIPED_SOCKET") && *getenv("WIPED_SOCKET")) {
+                char msg[256];
+
+                if (conffile_set(&o.settings, CONFFILE_SOCKET, getenv("WIPED_SOCKET"), msg, sizeof(msg)) < 0) {
+                        log_error("out of memory");
+                        return EXIT_FAILURE;
+                }
+        }
+        /* Before anything else: a configuration that does not parse starts nothing. */
+        if (config_load(o.config_path, &o.settings) < 0) {
+                conffile_done(&o.settings);
+                config_free();
+                return EXIT_FAILURE;
+        }
+        /* What follows never changes while the daemon runs: a reload keeps these settings. */
+        s = config_settings();
 
         if (!o.foreground) {
                 ready_fd = daemonize();
@@ -333,35 +348,35 @@ int main(int argc, char **argv) {
                 }
         }
 
-        lock_fd = state_dir_lock(o.state_dir);
-        if (lock_fd < 0 || job_set_state_dir(o.state_dir) < 0)
+        lock_fd = state_dir_lock(s->state_dir);
+        if (lock_fd < 0 || job_set_state_dir(s->state_dir) < 0)
                 goto fail;
-        listen_fd = socket_open(o.socket_path, &made);
+        listen_fd = socket_open(s->socket, &made);
         if (listen_fd < 0) {
-                log_error("%s: cannot listen: %s", o.socket_path, strerror(-listen_fd));
+                log_error("%s: cannot listen: %s", s->socket, strerror(-listen_fd));
                 goto fail;
         }
         r = job_flusher_start();
         if (r < 0)
                 log_warning("cannot start the flusher thread (%s): workers flush themselves", strerror(-r));
-        r = pool_new(&pool, &(struct pool_config) { .threads = o.threads, .buffers = o.buffers, .io_size = o.io_size,
-                                                    .queue_depth = o.queue_depth, .max_rate = o.max_rate });
+        r = pool_new(&pool, &(struct pool_config) { .threads = s->threads, .buffers = s->buffers, .io_size = s->io_size,
+                                                    .queue_depth = s->queue_depth, .max_rate = s->max_rate });
         if (r < 0) {
-                log_error("cannot start %u workers: %s", o.threads, strerror(-r));
+                log_error("cannot start %u workers: %s", s->threads, strerror(-r));
                 goto fail;
         }
         {
                 char mem[32], rate[32], qd[32];
 
-                if (o.queue_depth)
-                        snprintf(qd, sizeof(qd), "%u", o.queue_depth);
+                if (s->queue_depth)
+                        snprintf(qd, sizeof(qd), "%u", s->queue_depth);
                 else
                         snprintf(qd, sizeof(qd), "%d (rotational %d)", WIPED_QD_SSD, WIPED_QD_ROTATIONAL);
                 log_info("wiped " PACKAGE_VERSION ": socket %s, state %s; %u threads x %u buffers x %u KiB = %s of I/O "
-                         "buffers (%s); %s I/Os in flight per device; rate limit %s", o.socket_path, o.state_dir,
-                         o.threads, o.buffers, o.io_size >> 10, units_size(mem, sizeof(mem), pool_memory(pool)),
+                         "buffers (%s); %s I/Os in flight per device; rate limit %s", s->socket, s->state_dir,
+                         s->threads, s->buffers, s->io_size >> 10, units_size(mem, sizeof(mem), pool_memory(pool)),
                          pool_registered(pool) ? "registered" : "not registered", qd,
-                         o.max_rate ? units_rate(rate, sizeof(rate), (double) o.max_rate) : "none");
+                         s->max_rate ? units_rate(rate, sizeof(rate), (double) s->max_rate) : "none");
         }
         daemonize_ready(ready_fd, true);
         ready_fd = -1;
@@ -373,10 +388,11 @@ int main(int argc, char **argv) {
         }
         job_free_all();
         if (made)
-                unlink(o.socket_path);
+                unlink(s->socket);
         close(listen_fd);
         close(lock_fd);
         log_info("stopped");
+        config_free();
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 
 fail:
@@ -386,8 +402,9 @@ fail:
         if (listen_fd >= 0)
                 close(listen_fd);
         if (made)
-                unlink(o.socket_path);
+                unlink(s->socket);
         if (lock_fd >= 0)
                 close(lock_fd);
+        config_free();
         return EXIT_FAILURE;
 }

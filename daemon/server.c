@@ -17,6 +17,7 @@
 
 #include "cleanup.h"
 #include "daemon.h"
+#include "daemon-config.h"
 #include "protocol.h"
 #include "units.h"
 
@@ -369,7 +370,7 @@ int server_run(int listen_fd, struct pool *pool, void (*on_stop)(void *), void *
 
                                 while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
                                         if (si.ssi_signo == SIGHUP) {
-                                                log_info("SIGHUP: nothing to reload");
+                                                (void) config_reload();
                                                 continue;
                                         }
                                         log_info("%s: stopping", strsignal((int) si.ssi_signo));

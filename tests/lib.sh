@@ -125,7 +125,10 @@ make_thin_loop() {
 
 # start_daemon [OPTION...]: wiped on the test's own socket and state directory.
 start_daemon() {
-        "$WIPED" --socket "$SOCK" --state-dir "$STATE" --foreground "$@" >> "$TEST_DIR/daemon.log" 2>&1 &
+        # Never the machine's /etc/wiped/wiped.conf; NO_CONFIG=1 start_daemon: the daemon's default.
+        local conf=(--config /dev/null)
+        [[ -n ${NO_CONFIG:-} || " $* " == *" --config "* || " $* " == *" -c "* ]] && conf=()
+        "$WIPED" --socket "$SOCK" --state-dir "$STATE" --foreground "${conf[@]}" "$@" >> "$TEST_DIR/daemon.log" 2>&1 &
         DAEMON_PID=$!
         for _ in $(seq 100); do
                 [ -S "$SOCK" ] && wipectl version >/dev/null 2>&1 && return 0

@@ -1,0 +1,100 @@
+/* The configuration file of wiped (wiped(8) CONFIGURATION): "key = value" lines, "#" comment
+ * lines and blank lines; the keys are the daemon's long option names. Pure: text in, settings
+ * out, errors as "FILE:LINE: message"; never logs. The same struct holds the command line's
+ * settings, so that the two merge key by key. (Not "config.h": that name is autoconf's.) */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "keystream.h"
+
+enum conffile_key {
+        CONFFILE_THREADS,
+        CONFFILE_BUFFERS,
+        CONFFILE_IO_SIZE,
+        CONFFILE_QUEUE_DEPTH,
+        CONFFILE_MAX_RATE,
+        CONFFILE_SOCKET,
+        CONFFILE_STATE_DIR,
+        CONFFILE_SOCKET_GROUP,
+        CONFFILE_METHOD,
+        CONFFILE_VERIFY,
+        CONFFILE_CIPHER,
+        CONFFILE_ALLOW,                 /* a list: one pattern per line, may be repeated */
+        CONFFILE_DENY,                  /* a list */
+        _CONFFILE_KEY_MAX,
+};
+
+/* Bounds of the values (the daemon checks at build time that they are its own). */
+#define CONFFILE_THREADS_MAX 256
+#define CONFFILE_BUFFERS_MAX 1024
+#define CONFFILE_QUEUE_DEPTH_MAX 256
+#define CONFFILE_IO_SIZE_MAX (64u << 20)
+#define CONFFILE_PATTERNS_MAX 1024      /* allow and deny lines together */
+#define CONFFILE_SIZE_MAX (1u << 20)    /* bytes of a file */
+
+/* Settings of one source (a file, or the command line). A key that is not set has a zero value. */
+struct conffile {
+        bool set[_CONFFILE_KEY_MAX];    /* given by this source */
+        unsigned line[_CONFFILE_KEY_MAX]; /* the file's line that set it (first one for a list); 0: none */
+        unsigned threads;               /* 1..CONFFILE_THREADS_MAX */
+        unsigned buffers;               /* 1..CONFFILE_BUFFERS_MAX */
+        uint32_t io_size;               /* 4K..64M, multiple of 4K */
+        unsigned queue_depth;           /* 0..CONFFILE_QUEUE_DEPTH_MAX (0: from the device) */
+        uint64_t max_rate;              /* bytes/s, 0: none */
+        char *socket, *state_dir;       /* paths (absolute in a file) */
+        char *socket_group;             /* a group name or number */
+        char *method;                   /* a name method_find() knows */
+        char *verify;                   /* as written: the caller's check decides (none, sample=PCT...) */
+        enum keystream_cipher cipher;
+        char **allow, **deny;           /* fnmatch(3) patterns, absolute; NULL-terminated or NULL */
+        size_t n_allow, n_deny;
+};
+
+/* A check the caller adds for a key (the verify syntax, whether a group exists): 0, or -EINVAL
+ * with the reason in msg. Called after the built-in check of every value of a file. */
+typedef int (*conffile_check_fn)(enum conffile_key key, const char *value, char *msg, size_t len);
+
+/* "threads", "io-size", ...: the key's name in a file and as a long option. */
+const char *conffile_key_name(enum conffile_key key);
+/* The key of a name; -ENOENT when there is none. */
+int conffile_key_from_name(const char *name, enum conffile_key *ret);
+/* Whether a key may be given more than once (allow, deny). */
+bool conffile_key_is_list(enum conffile_key key);
+
+/* Check value and set key to it in c (a list key appends; a scalar is replaced, duplicates being
+ * conffile_parse()'s business). Returns 0, -EINVAL with the reason in msg ("invalid thread count
+ * (1..256)": the caller names the value), or -ENOMEM. */
+int conffile_set(struct conffile *c, enum conffile_key key, const char *value, char *msg, size_t len);
+/* Parse len bytes of text, the file called name, into *c (initialised here; conffile_done() it in
+ * any case). check may be NULL. Returns 0, -EINVAL with "NAME:LINE: message" in err (an unknown
+ * key, a bad value, a duplicate scalar key, a line that is not "key = value"), or -ENOMEM. */
+int conffile_parse(struct conffile *c, const char *name, const char *text, size_t len, conffile_check_fn check,
+                   char *err, size_t err_len);
+/* Read the file at path and parse it as conffile_parse() does. -ENOENT (or another -errno of
+ * open/read) with "PATH: reason" in err when it cannot be read; -EFBIG when it is larger than
+ * CONFFILE_SIZE_MAX. */
+int conffile_load(struct conffile *c, const char *path, conffile_check_fn check, char *err, size_t err_len);
+/* Every key set in src replaces the one in dst (a list replaces the whole list). 0 or -ENOMEM. */
+int conffile_merge(struct conffile *dst, const struct conffile *src);
+/* Whether a and b hold the same value for key (whether set or not: an unset key is zero). */
+bool conffile_same(const struct conffile *a, const struct conffile *b, enum conffile_key key);
+/* The value of key as it would be written in a file ("1M" is written 1048576; a list as its
+ * patterns joined by ", "; "(none)" when unset). Returns buf. */
+char *conffile_format(const struct conffile *c, enum conffile_key key, char *buf, size_t n);
+void conffile_done(struct conffile *c);
+
+enum conffile_match {
+        CONFFILE_ALLOWED,
+        CONFFILE_DENIED,                /* a deny pattern matched: *pattern names it */
+        CONFFILE_NOT_ALLOWED,           /* allow patterns exist and none matched */
+};
+
+/* Whether the device at node (its resolved path) with the symlinks links (NULL-terminated, may be
+ * NULL) may be used: deny patterns first (any match of the node or of a link denies), then, when
+ * there are allow patterns, one must match the node or a link. Patterns are fnmatch(3) globs with
+ * FNM_PATHNAME: '*' does not cross a '/'. *pattern (may be NULL) gets the deny pattern. */
+enum conffile_match conffile_match_device(const struct conffile *c, const char *node, char *const *links,
+                                          const char **pattern);

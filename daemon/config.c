@@ -1,0 +1,304 @@
+/* The configuration in effect: read at start-up, merged with the command line (which wins), read
+ * again on SIGHUP. Settings that shape the pool, the socket or the state directory are fixed for
+ * the life of the process; the defaults of a submit and the device patterns follow the file. */
+#include "config.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon-config.h"
+#include "protocol.h"
+
+_Static_assert(CONFFILE_THREADS_MAX == WIPED_THREADS_MAX, "thread bound of the file and the daemon");
+_Static_assert(CONFFILE_BUFFERS_MAX == WIPED_BUFFERS_MAX, "buffer bound of the file and the daemon");
+_Static_assert(CONFFILE_QUEUE_DEPTH_MAX == WIPED_QD_MAX, "queue depth bound of the file and the daemon");
+
+static struct {
+        char *path;                     /* the file: --config, or the default */
+        bool required;                  /* --config was given: the file must exist */
+        bool found;                     /* the file existed when last read */
+        struct conffile cmdline;        /* command line and environment: over the file */
+        struct conffile cur;            /* in effect */
+        enum verify_mode verify;        /* cur.verify, parsed */
+        double verify_percent;
+} config;
+
+/* Keys that take effect only when the daemon starts. */
+static bool config_needs_restart(enum conffile_key k) {
+        return k != CONFFILE_METHOD && k != CONFFILE_VERIFY && k != CONFFILE_CIPHER && k != CONFFILE_ALLOW &&
+               k != CONFFILE_DENY;
+}
+
+/* The checks conffile cannot make itself: the verification syntax and the group's existence. */
+static int config_check(enum conffile_key key, const char *value, char *msg, size_t len) {
+        enum verify_mode mode;
+        double percent;
+
+        if (key == CONFFILE_VERIFY && verify_mode_parse(value, &mode, &percent) < 0) {
+                snprintf(msg, len, "unknown verification (none, sample, sample=PCT, last, all)");
+                return -EINVAL;
+        }
+        if (key == CONFFILE_SOCKET_GROUP && strspn(value, "0123456789") != strlen(value) && !getgrnam(value)) {
+                snprintf(msg, len, "no such group");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+/* Fill every key the sources left unset with the daemon's default. 0 or -ENOMEM. */
+static int config_defaults(struct conffile *c) {
+        const char *sock = PROTOCOL_SOCKET_DEFAULT;
+
+        if (!c->set[CONFFILE_THREADS]) {
+                long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+                c->threads = ncpu < 1 ? 1 : ncpu > WIPED_THREADS_MAX ? WIPED_THREADS_MAX : (unsigned) ncpu;
+        }
+        if (!c->set[CONFFILE_BUFFERS])
+                c->buffers = WIPED_BUFFERS;
+        if (!c->set[CONFFILE_IO_SIZE])
+                c->io_size = 1u << 20;
+        if ((!c->socket && !(c->socket = strdup(sock))) ||
+            (!c->state_dir && !(c->state_dir = strdup(WIPED_STATE_DIR_DEFAULT))) ||
+            (!c->method && !(c->method = strdup("random"))) ||
+            (!c->verify && !(c->verify = strdup("sample"))))
+                return -ENOMEM;
+        return 0;
+}
+
+/* Read the file (a missing default file reads as empty: *found false) and build the settings it
+ * gives with the command line over it and the defaults under both, into *ret. On an error logs
+ * it and returns -errno; *ret is to be conffile_done() in any case. */
+static int config_build(struct conffile *ret, bool *found) {
+        struct conffile file;
+        char err[1024] = "";
+        int r;
+
+        *ret = (struct conffile) {};
+        *found = false;
+        r = conffile_load(&file, config.path, config_check, err, sizeof(err));
+        if (r == -ENOENT && !config.required) {
+                log_debug("%s: missing: the defaults apply", config.path);
+                r = 0;
+        } else if (r < 0) {
+                log_error("%s", r == -ENOMEM ? "out of memory reading the configuration" : err);
+                conffile_done(&file);
+                return r;
+        } else
+                *found = true;
+        r = conffile_merge(ret, &file);
+        if (r >= 0)
+                r = conffile_merge(ret, &config.cmdline);
+        if (r >= 0)
+                r = config_defaults(ret);
+        conffile_done(&file);
+        if (r < 0)
+                log_error("out of memory reading the configuration");
+        return r;
+}
+
+/* Make c the configuration in effect (taking it over). */
+static void config_install(struct conffile *c, bool found) {
+        conffile_done(&config.cur);
+        config.cur = *c;
+        *c = (struct conffile) {};
+        config.found = found;
+        /* Checked when read (config_check): it parses. */
+        if (verify_mode_parse(config.cur.verify, &config.verify, &config.verify_percent) < 0) {
+                config.verify = VERIFY_SAMPLE;
+                config.verify_percent = SAMPLE_PERCENT_DEFAULT;
+        }
+}
+
+int config_load(const char *path, struct conffile *cmdline) {
+        struct conffile next;
+        bool found;
+        int r;
+
+        config_free();
+        config.required = path != NULL;
+        config.path = strdup(path ? path : WIPED_CONFIG_DEFAULT);
+        if (!config.path)
+                return -ENOMEM;
+        config.cmdline = *cmdline;
+        *cmdline = (struct conffile) {};
+        r = config_build(&next, &found);
+        if (r >= 0)
+                config_install(&next, found);
+        conffile_done(&next);
+        return r;
+}
+
+const struct conffile *config_settings(void) {
+        return &config.cur;
+}
+
+/* "PATH:LINE" of where next set key k, or "PATH" when the file does not set it. */
+static const char *config_where(const struct conffile *next, enum conffile_key k, char *buf, size_t n) {
+        if (next->line[k] && !config.cmdline.set[k])
+                snprintf(buf, n, "%s:%u", config.path, next->line[k]);
+        else
+                snprintf(buf, n, "%s", config.path);
+        return buf;
+}
+
+/* Keep the value of key k of cur in next (a setting that needs a restart). Strings move, so that
+ * a pointer taken from config_settings() at start-up stays valid. */
+static void config_keep(struct conffile *next, struct conffile *cur, enum conffile_key k) {
+        char **a = NULL, **b = NULL, *t;
+
+        switch (k) {
+        case CONFFILE_THREADS:
+                next->threads = cur->threads;
+                break;
+        case CONFFILE_BUFFERS:
+                next->buffers = cur->buffers;
+                break;
+        case CONFFILE_IO_SIZE:
+                next->io_size = cur->io_size;
+                break;
+        case CONFFILE_QUEUE_DEPTH:
+                next->queue_depth = cur->queue_depth;
+                break;
+        case CONFFILE_MAX_RATE:
+                next->max_rate = cur->max_rate;
+                break;
+        case CONFFILE_SOCKET:
+                a = &next->socket, b = &cur->socket;
+                break;
+        case CONFFILE_STATE_DIR:
+                a = &next->state_dir, b = &cur->state_dir;
+                break;
+        case CONFFILE_SOCKET_GROUP:
+                a = &next->socket_group, b = &cur->socket_group;
+                break;
+        default:
+                return;
+        }
+        if (a) {
+                t = *a;
+                *a = *b;
+                *b = t;
+        }
+        next->set[k] = cur->set[k];
+        next->line[k] = cur->line[k];
+}
+
+int config_reload(void) {
+        struct conffile next;
+        unsigned changed = 0;
+        bool found;
+        int r;
+
+        if (!config.path)
+                return -EINVAL;
+        r = config_build(&next, &found);
+        if (r < 0) {
+                log_error("%s: not reloaded: the previous configuration stays in effect", config.path);
+                conffile_done(&next);
+                return r;
+        }
+        if (found != config.found)
+                log_info("%s: %s", config.path, found ? "read" : "missing now: the defaults apply");
+        for (unsigned i = 0; i < _CONFFILE_KEY_MAX; i++) {
+                enum conffile_key k = (enum conffile_key) i;
+                char where[1200], was[512], now[512];
+
+                if (!conffile_same(&config.cur, &next, k)) {
+                        config_where(&next, k, where, sizeof(where));
+                        conffile_format(&config.cur, k, was, sizeof(was));
+                        conffile_format(&next, k, now, sizeof(now));
+                        if (config_needs_restart(k))
+                                log_warning("%s: %s = %s: needs a restart, %s stays in effect", where,
+                                            conffile_key_name(k), now, was);
+                        else {
+                                log_info("%s: %s = %s (was %s)", where, conffile_key_name(k), now, was);
+                                changed++;
+                        }
+                }
+                if (config_needs_restart(k))
+                        config_keep(&next, &config.cur, k);
+        }
+        config_install(&next, found);
+        log_info("%s: reloaded (%u setting%s changed)", config.path, changed, changed == 1 ? "" : "s");
+        return 0;
+}
+
+const char *config_path(void) {
+        return config.found ? config.path : NULL;
+}
+
+const char *config_method(void) {
+        return config.cur.method ? config.cur.method : "random";
+}
+
+void config_verify(enum verify_mode *mode, double *percent) {
+        if (!config.cur.verify) {
+                *mode = VERIFY_SAMPLE;
+                *percent = SAMPLE_PERCENT_DEFAULT;
+                return;
+        }
+        *mode = config.verify;
+        *percent = config.verify_percent;
+}
+
+enum keystream_cipher config_cipher(void) {
+        return config.cur.cipher;
+}
+
+int config_check_device(const char *node, char *const *links, char *msg, size_t len) {
+        const char *pattern = NULL;
+
+        switch (conffile_match_device(&config.cur, node, links, &pattern)) {
+        case CONFFILE_DENIED:
+                snprintf(msg, len, "denied by the configuration (deny = %s)", pattern);
+                return -EACCES;
+        case CONFFILE_NOT_ALLOWED:
+                snprintf(msg, len, "denied by the configuration (matches no allow pattern)");
+                return -EACCES;
+        default:
+                return 0;
+        }
+}
+
+int config_socket_group(gid_t *ret) {
+        const char *name = config.cur.socket_group;
+        struct group *g;
+        char *end;
+
+        if (!name)
+                return 0;
+        g = getgrnam(name);
+        if (g) {
+                *ret = g->gr_gid;
+                return 1;
+        }
+        errno = 0;
+        *ret = (gid_t) strtoul(name, &end, 10);
+        if (*name && !*end && !errno)
+                return 1;
+        log_error("socket-group %s: no such group", name);
+        return -ENOENT;
+}
+
+int config_json_add(struct json_object *o) {
+        const char *path = config_path();
+
+        if (json_object_object_add(o, "config", path ? json_object_new_string(path) : NULL) < 0 ||
+            json_object_object_add(o, "method", json_object_new_string(config_method())) < 0 ||
+            json_object_object_add(o, "verify", json_object_new_string(config.cur.verify ? config.cur.verify : "sample")) < 0 ||
+            json_object_object_add(o, "cipher", json_object_new_string(keystream_cipher_name(config.cur.cipher))) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+void config_free(void) {
+        free(config.path);
+        conffile_done(&config.cmdline);
+        conffile_done(&config.cur);
+        config = (typeof(config)) {};
+}

@@ -1,0 +1,43 @@
+/* wiped: the configuration in effect (wiped(8) CONFIGURATION): the file, the command line over it,
+ * the defaults under both; read again on SIGHUP. Main thread only. (Not "config.h": autoconf's
+ * header has that name, and a daemon/config.h would hide it from every file of daemon/.) */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <json-c/json.h>
+
+#include "conffile.h"
+#include "daemon.h"
+
+#define WIPED_CONFIG_DEFAULT "/etc/wiped/wiped.conf"
+
+/* Read the configuration file at path (NULL: WIPED_CONFIG_DEFAULT, which may be missing; a path
+ * given must exist), put cmdline (the command line and environment: taken over and reset) over it
+ * and the defaults under both. On an error logs "FILE:LINE: message" and returns -errno. */
+int config_load(const char *path, struct conffile *cmdline);
+/* The settings in effect; every key has a value (socket_group NULL: none configured). The pointer
+ * stays valid, the strings in it until the next config_reload(). */
+const struct conffile *config_settings(void);
+/* Read the file again (SIGHUP). method, verify, cipher, allow and deny apply from the next request
+ * on; a changed setting that needs a restart (threads, buffers, io-size, queue-depth, max-rate,
+ * socket, state-dir, socket-group) keeps its value, with a warning naming it. A file that does not
+ * parse changes nothing. Logs what it did; returns 0 or -errno. */
+int config_reload(void);
+/* The file in effect, NULL when none was read (the default file is missing). */
+const char *config_path(void);
+/* Defaults of a submit that does not say: method name, verification, cipher. */
+const char *config_method(void);
+void config_verify(enum verify_mode *mode, double *percent);
+enum keystream_cipher config_cipher(void);
+/* Whether the allow and deny patterns let the device at node (resolved) with the symlinks links
+ * (NULL-terminated, may be NULL) be used: 0, or -EACCES with the reason in msg
+ * ("denied by the configuration (deny = /dev/sd*)"). */
+int config_check_device(const char *node, char *const *links, char *msg, size_t len);
+/* The group of the socket the daemon creates: 1 with its gid in *ret when socket-group is set, 0
+ * when not, -errno (logged) when the group cannot be found any more. */
+int config_socket_group(gid_t *ret);
+/* Add "config" (path or null), "method", "verify" and "cipher" to o. 0 or -ENOMEM. */
+int config_json_add(struct json_object *o);
+void config_free(void);

@@ -1,0 +1,312 @@
+/* The configuration file: parsing, errors with FILE:LINE, merging, device patterns. */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "conffile.h"
+
+/* Parse text as the file "f.conf": the return value, the message in err. */
+static int parse(struct conffile *c, const char *text, char *err, size_t len) {
+        err[0] = '\0';
+        return conffile_parse(c, "f.conf", text, strlen(text), NULL, err, len);
+}
+
+/* Parse text that must fail with exactly the message want. */
+static void parse_fails(const char *text, const char *want) {
+        struct conffile c;
+        char err[512];
+
+        assert_int_equal(parse(&c, text, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, want);
+        conffile_done(&c);
+}
+
+static void test_values(void **state) {
+        static const char text[] =
+                "# wiped.conf\n"
+                "\n"
+                "threads = 4\n"
+                "   buffers=32   \n"
+                "io-size = 4M\n"
+                "queue-depth = 0\n"
+                "max-rate = 200MB/s\n"
+                "socket = /run/w.sock\n"
+                "state-dir = /var/lib/w\n"
+                "socket-group = disk\n"
+                "\t# an indented comment\n"
+                "method = zero\n"
+                "verify = sample=5\n"
+                "cipher = chacha20\n"
+                "allow = /dev/disk/by-id/usb-*\n"
+                "deny = /dev/sda*\n"
+                "allow = /dev/loop*\r\n"
+                "deny = /dev/nvme0n1";  /* no newline at the end */
+        struct conffile c;
+        char err[512], buf[128];
+
+        (void) state;
+        assert_int_equal(parse(&c, text, err, sizeof(err)), 0);
+        assert_int_equal(c.threads, 4);
+        assert_int_equal(c.buffers, 32);
+        assert_int_equal(c.io_size, 4u << 20);
+        assert_true(c.set[CONFFILE_QUEUE_DEPTH]);
+        assert_int_equal(c.queue_depth, 0);
+        assert_int_equal(c.max_rate, 200000000);
+        assert_string_equal(c.socket, "/run/w.sock");
+        assert_string_equal(c.state_dir, "/var/lib/w");
+        assert_string_equal(c.socket_group, "disk");
+        assert_string_equal(c.method, "zero");
+        assert_string_equal(c.verify, "sample=5");
+        assert_int_equal(c.cipher, KEYSTREAM_CHACHA20);
+        assert_int_equal(c.n_allow, 2);
+        assert_string_equal(c.allow[0], "/dev/disk/by-id/usb-*");
+        assert_string_equal(c.allow[1], "/dev/loop*");
+        assert_null(c.allow[2]);
+        assert_int_equal(c.n_deny, 2);
+        assert_string_equal(c.deny[1], "/dev/nvme0n1");
+        assert_int_equal(c.line[CONFFILE_THREADS], 3);
+        assert_int_equal(c.line[CONFFILE_BUFFERS], 4);
+        assert_int_equal(c.line[CONFFILE_ALLOW], 15);
+        for (unsigned k = 0; k < _CONFFILE_KEY_MAX; k++)
+                assert_true(c.set[k]);
+        assert_string_equal(conffile_format(&c, CONFFILE_IO_SIZE, buf, sizeof(buf)), "4194304");
+        assert_string_equal(conffile_format(&c, CONFFILE_CIPHER, buf, sizeof(buf)), "chacha20");
+        assert_string_equal(conffile_format(&c, CONFFILE_ALLOW, buf, sizeof(buf)), "/dev/disk/by-id/usb-*, /dev/loop*");
+        conffile_done(&c);
+        assert_null(c.socket);
+        conffile_done(NULL);
+}
+
+static void test_empty(void **state) {
+        struct conffile c;
+        char err[512], buf[16];
+
+        (void) state;
+        assert_int_equal(parse(&c, "", err, sizeof(err)), 0);
+        for (unsigned k = 0; k < _CONFFILE_KEY_MAX; k++)
+                assert_false(c.set[k]);
+        assert_string_equal(conffile_format(&c, CONFFILE_METHOD, buf, sizeof(buf)), "(none)");
+        assert_string_equal(conffile_format(&c, CONFFILE_DENY, buf, sizeof(buf)), "(none)");
+        conffile_done(&c);
+        assert_int_equal(parse(&c, "# only\n\n   \n\t\n", err, sizeof(err)), 0);
+        conffile_done(&c);
+}
+
+static void test_errors(void **state) {
+        (void) state;
+        parse_fails("threads = 2\nthread = 3\n", "f.conf:2: unknown key \"thread\"");
+        parse_fails("\n\nthreads = 2\nbuffers = 4\nthreads = 3\n",
+                    "f.conf:5: duplicate key \"threads\" (first set on line 3)");
+        parse_fails("threads = 0\n", "f.conf:1: threads = 0: invalid thread count (1..256)");
+        parse_fails("threads = 257\n", "f.conf:1: threads = 257: invalid thread count (1..256)");
+        parse_fails("threads = -1\n", "f.conf:1: threads = -1: invalid thread count (1..256)");
+        parse_fails("threads = 4 # four\n", "f.conf:1: threads = 4 # four: invalid thread count (1..256)");
+        parse_fails("buffers = 1025\n", "f.conf:1: buffers = 1025: invalid buffer count (1..1024)");
+        parse_fails("queue-depth = 257\n", "f.conf:1: queue-depth = 257: invalid queue depth (0..256)");
+        parse_fails("io-size = 1000\n", "f.conf:1: io-size = 1000: invalid I/O size (4K..64M, multiple of 4K)");
+        parse_fails("io-size = 128M\n", "f.conf:1: io-size = 128M: invalid I/O size (4K..64M, multiple of 4K)");
+        parse_fails("max-rate = fast\n",
+                    "f.conf:1: max-rate = fast: invalid rate (e.g. 200M for 200 MB/s, 0 for none)");
+        parse_fails("method = shred\n", "f.conf:1: method = shred: unknown method (see wipectl methods)");
+        parse_fails("cipher = rot13\n", "f.conf:1: cipher = rot13: unknown cipher (auto, aes-128-ctr, chacha20)");
+        parse_fails("deny = sda\n",
+                    "f.conf:1: deny = sda: not an absolute path pattern (like /dev/disk/by-id/usb-*)");
+        parse_fails("socket = run/w.sock\n", "f.conf:1: socket = run/w.sock: not an absolute path");
+        parse_fails("state-dir = .\n", "f.conf:1: state-dir = .: not an absolute path");
+        parse_fails("socket-group = a b\n", "f.conf:1: socket-group = a b: invalid group name");
+        parse_fails("method =\n", "f.conf:1: method: no value");
+        parse_fails("# c\nthreads 4\n", "f.conf:2: expected \"key = value\", got \"threads 4\"");
+        parse_fails(" = 4\n", "f.conf:1: expected \"key = value\": no key before '='");
+        parse_fails("[wiped]\n", "f.conf:1: expected \"key = value\", got \"[wiped]\"");
+        parse_fails("Threads = 4\n", "f.conf:1: unknown key \"Threads\"");
+}
+
+static void test_nul(void **state) {
+        static const char text[] = "threads = 2\nbuf\0fers = 3\n";
+        struct conffile c;
+        char err[512];
+
+        (void) state;
+        assert_int_equal(conffile_parse(&c, "f.conf", text, sizeof(text) - 1, NULL, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "f.conf:2: contains a NUL byte");
+        conffile_done(&c);
+}
+
+static int check_verify(enum conffile_key key, const char *value, char *msg, size_t len) {
+        if (key == CONFFILE_VERIFY && strcmp(value, "none") != 0 && strcmp(value, "last") != 0) {
+                snprintf(msg, len, "unknown verification");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static void test_check(void **state) {
+        static const char good[] = "verify = last\nthreads = 1\n", bad[] = "threads = 1\nverify = most\n";
+        struct conffile c;
+        char err[512];
+
+        (void) state;
+        assert_int_equal(conffile_parse(&c, "f.conf", good, strlen(good), check_verify, err, sizeof(err)), 0);
+        assert_string_equal(c.verify, "last");
+        conffile_done(&c);
+        assert_int_equal(conffile_parse(&c, "f.conf", bad, strlen(bad), check_verify, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "f.conf:2: verify = most: unknown verification");
+        conffile_done(&c);
+}
+
+static void test_merge(void **state) {
+        struct conffile file, cmdline = {}, a, b;
+        char err[512], msg[128];
+
+        (void) state;
+        assert_int_equal(parse(&file, "threads = 4\nbuffers = 8\nmethod = zero\ndeny = /dev/sd*\n", err, sizeof(err)), 0);
+        assert_int_equal(conffile_set(&cmdline, CONFFILE_THREADS, "2", msg, sizeof(msg)), 0);
+        assert_int_equal(conffile_set(&cmdline, CONFFILE_SOCKET, "rel.sock", msg, sizeof(msg)), 0);
+        assert_int_equal(conffile_set(&cmdline, CONFFILE_THREADS, "x", msg, sizeof(msg)), -EINVAL);
+        assert_string_equal(msg, "invalid thread count (1..256)");
+        assert_int_equal(cmdline.threads, 2);
+        assert_int_equal(conffile_merge(&file, &cmdline), 0);
+        assert_int_equal(file.threads, 2);                     /* the command line wins */
+        assert_int_equal(file.buffers, 8);                     /* the file's where it says nothing */
+        assert_string_equal(file.socket, "rel.sock");
+        assert_string_equal(file.method, "zero");
+        assert_int_equal(file.n_deny, 1);
+
+        assert_int_equal(parse(&a, "method = zero\ndeny = /dev/sd*\nthreads = 2\n", err, sizeof(err)), 0);
+        assert_int_equal(parse(&b, "deny = /dev/sd*\nmethod = zero\nthreads = 3\ndeny = /dev/vd*\n", err, sizeof(err)), 0);
+        assert_true(conffile_same(&a, &file, CONFFILE_METHOD));
+        assert_true(conffile_same(&a, &file, CONFFILE_DENY));
+        assert_true(conffile_same(&a, &file, CONFFILE_THREADS));
+        assert_false(conffile_same(&a, &b, CONFFILE_THREADS));
+        assert_false(conffile_same(&a, &b, CONFFILE_DENY));
+        assert_true(conffile_same(&a, &b, CONFFILE_ALLOW));
+        assert_false(conffile_same(&a, &cmdline, CONFFILE_SOCKET));
+        /* A list replaces the whole list. */
+        assert_int_equal(conffile_merge(&a, &b), 0);
+        assert_true(conffile_same(&a, &b, CONFFILE_DENY));
+        assert_int_equal(a.n_deny, 2);
+        conffile_done(&file);
+        conffile_done(&cmdline);
+        conffile_done(&a);
+        conffile_done(&b);
+}
+
+static void test_keys(void **state) {
+        enum conffile_key k;
+
+        (void) state;
+        for (unsigned i = 0; i < _CONFFILE_KEY_MAX; i++) {
+                assert_int_equal(conffile_key_from_name(conffile_key_name((enum conffile_key) i), &k), 0);
+                assert_int_equal(k, i);
+        }
+        assert_int_equal(conffile_key_from_name("io_size", &k), -ENOENT);
+        assert_true(conffile_key_is_list(CONFFILE_ALLOW));
+        assert_true(conffile_key_is_list(CONFFILE_DENY));
+        assert_false(conffile_key_is_list(CONFFILE_METHOD));
+        assert_null(conffile_key_name(_CONFFILE_KEY_MAX));
+}
+
+static void test_match(void **state) {
+        char *links[] = { "/dev/disk/by-id/usb-Kingston_123", "/dev/disk/by-path/pci-0000:00:14.0-usb-0:1:1.0", NULL };
+        struct conffile c;
+        const char *pat;
+        char err[512];
+
+        (void) state;
+        assert_int_equal(parse(&c, "", err, sizeof(err)), 0);
+        assert_int_equal(conffile_match_device(&c, "/dev/sdb", links, &pat), CONFFILE_ALLOWED);
+        assert_null(pat);
+        conffile_done(&c);
+
+        assert_int_equal(parse(&c, "allow = /dev/disk/by-id/usb-*\nallow = /dev/loop*\n", err, sizeof(err)), 0);
+        assert_int_equal(conffile_match_device(&c, "/dev/sdb", links, &pat), CONFFILE_ALLOWED);
+        assert_int_equal(conffile_match_device(&c, "/dev/sdb", NULL, &pat), CONFFILE_NOT_ALLOWED);
+        assert_int_equal(conffile_match_device(&c, "/dev/loop3", NULL, NULL), CONFFILE_ALLOWED);
+        conffile_done(&c);
+
+        /* Deny wins over allow; '*' does not cross '/'. */
+        assert_int_equal(parse(&c, "allow = /dev/*\ndeny = /dev/disk/by-path/*usb*\n", err, sizeof(err)), 0);
+        assert_int_equal(conffile_match_device(&c, "/dev/sdb", links, &pat), CONFFILE_DENIED);
+        assert_string_equal(pat, "/dev/disk/by-path/*usb*");
+        assert_int_equal(conffile_match_device(&c, "/dev/sdc", NULL, &pat), CONFFILE_ALLOWED);
+        assert_int_equal(conffile_match_device(&c, "/dev/mapper/x", NULL, &pat), CONFFILE_NOT_ALLOWED);
+        conffile_done(&c);
+
+        assert_int_equal(parse(&c, "deny = /dev/sd[a-c]\ndeny = /dev/nvme0n?\n", err, sizeof(err)), 0);
+        assert_int_equal(conffile_match_device(&c, "/dev/sdb", NULL, &pat), CONFFILE_DENIED);
+        assert_string_equal(pat, "/dev/sd[a-c]");
+        assert_int_equal(conffile_match_device(&c, "/dev/sdb1", NULL, &pat), CONFFILE_ALLOWED);
+        assert_int_equal(conffile_match_device(&c, "/dev/nvme0n1", NULL, &pat), CONFFILE_DENIED);
+        assert_string_equal(pat, "/dev/nvme0n?");
+        conffile_done(&c);
+}
+
+static void test_load(void **state) {
+        char path[] = "/tmp/test-config.XXXXXX", err[512];
+        struct conffile c;
+        FILE *f;
+        int fd;
+
+        (void) state;
+        fd = mkstemp(path);
+        assert_true(fd >= 0);
+        f = fdopen(fd, "w");
+        assert_non_null(f);
+        fputs("threads = 3\nmethod = random-zero\nbogus = 1\n", f);
+        fclose(f);
+        assert_int_equal(conffile_load(&c, path, NULL, err, sizeof(err)), -EINVAL);
+        assert_true(strncmp(err, path, strlen(path)) == 0);
+        assert_string_equal(err + strlen(path), ":3: unknown key \"bogus\"");
+        conffile_done(&c);
+
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fputs("threads = 3\nmethod = random-zero\n", f);
+        fclose(f);
+        assert_int_equal(conffile_load(&c, path, NULL, err, sizeof(err)), 0);
+        assert_int_equal(c.threads, 3);
+        assert_string_equal(c.method, "random-zero");
+        conffile_done(&c);
+
+        /* Too large: one byte over the limit. */
+        f = fopen(path, "w");
+        assert_non_null(f);
+        for (unsigned i = 0; i <= CONFFILE_SIZE_MAX; i++)
+                fputc('\n', f);
+        fclose(f);
+        assert_int_equal(conffile_load(&c, path, NULL, err, sizeof(err)), -EFBIG);
+        conffile_done(&c);
+        assert_int_equal(truncate(path, CONFFILE_SIZE_MAX), 0);
+        assert_int_equal(conffile_load(&c, path, NULL, err, sizeof(err)), 0);
+        conffile_done(&c);
+
+        unlink(path);
+        assert_int_equal(conffile_load(&c, path, NULL, err, sizeof(err)), -ENOENT);
+        assert_true(strstr(err, "No such file or directory") != NULL);
+        conffile_done(&c);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_values),
+                cmocka_unit_test(test_empty),
+                cmocka_unit_test(test_errors),
+                cmocka_unit_test(test_nul),
+                cmocka_unit_test(test_check),
+                cmocka_unit_test(test_merge),
+                cmocka_unit_test(test_keys),
+                cmocka_unit_test(test_match),
+                cmocka_unit_test(test_load),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
