@@ -36,17 +36,25 @@ struct cmd_wipe_settings {
  *   Method:  dod-3pass (legacy: adds no security over one pass on modern drives)
  *   Passes:  3: zero, one, random
  *   Verify:  a NIST SP 800-88 sample of 10% is read back after the last pass */
-static void cmd_wipe_describe(const struct cmd_wipe_settings *w) {
+static void cmd_wipe_describe(const struct cmd_wipe_settings *w, const char *def_method, const char *def_verify) {
         _cleanup_free_ struct pass *parsed = NULL;
         const struct pass *passes = w->passes;
         const char *names[METHOD_PASSES_MAX];
         char storage[METHOD_PASSES_MAX][2 * METHOD_PATTERN_MAX + 3];
-        const char *verify = w->verify ? w->verify : "sample";
+        const struct method *def = method_find(def_method ? def_method : "random");
+        const char *verify = w->verify ? w->verify : def_verify ? def_verify : "sample";
+        double percent = w->percent;
         size_t count = w->n_passes;
         char list[512];
 
+        if (!def)
+                def = method_find("random");
+        if (!w->verify && wipectl_parse_verify(verify, &percent) < 0) {
+                verify = "sample";
+                percent = SAMPLE_PERCENT_DEFAULT;
+        }
         if (!passes) {
-                const struct method *m = w->method ? w->method : method_find("random");
+                const struct method *m = w->method ? w->method : def;
 
                 if (!m || pass_list_parse(m->passes, &parsed, &count) < 0)
                         count = 0;
@@ -58,7 +66,8 @@ static void cmd_wipe_describe(const struct cmd_wipe_settings *w) {
         if (w->passes)
                 fprintf(stderr, "Method:  custom\n");
         else if (!w->method)
-                fprintf(stderr, "Method:  random (the default)\n");
+                fprintf(stderr, "Method:  %s (the daemon's default)%s\n", def->name,
+                        def->legacy ? " (legacy: adds no security over one pass on modern drives)" : "");
         else
                 fprintf(stderr, "Method:  %s%s\n", w->method->name,
                         w->method->legacy ? " (legacy: adds no security over one pass on modern drives)" : "");
@@ -71,7 +80,7 @@ static void cmd_wipe_describe(const struct cmd_wipe_settings *w) {
                 fprintf(stderr, "Verify:  every byte is read back after every pass\n");
         else
                 fprintf(stderr, "Verify:  a NIST SP 800-88 sample of %g%% is read back after the last pass%s\n",
-                        w->percent, w->verify ? "" : " (the default)");
+                        percent, w->verify ? "" : " (the daemon's default)");
 }
 
 /* Whether key has the same value (or is absent) in a and b. */
@@ -117,8 +126,10 @@ static bool cmd_wipe_same_device(struct json_object *a, struct json_object *b) {
  * not wiped. Returns 0 to go on, or an exit status. */
 static int cmd_wipe_confirm(const struct wipectl_options *opts, const struct cmd_wipe_settings *w, char **devices,
                             size_t n) {
-        _cleanup_json_ struct json_object *shown = NULL, *now = NULL;
+        _cleanup_json_ struct json_object *shown = NULL, *now = NULL, *version = NULL;
         _cleanup_free_ char *answer = NULL;
+        const char *def_method = NULL, *def_verify = NULL;
+        struct client c = CLIENT_INIT;
         struct json_object *list = NULL, *list_now = NULL;
         size_t size = 0;
         ssize_t len;
@@ -134,12 +145,19 @@ static int cmd_wipe_confirm(const struct wipectl_options *opts, const struct cmd
         if (cmd_probe_refused(list))
                 return WIPECTL_EXIT_REFUSED;
 
+        /* What the daemon does when the command line does not say (its configuration). */
+        if (client_connect(&c, opts->socket_path) >= 0 && client_call_simple(&c, PROTOCOL_OP_VERSION, &version) >= 0) {
+                def_method = output_get_string(version, "method", NULL);
+                def_verify = output_get_string(version, "verify", NULL);
+        }
+        client_close(&c);
+
         fflush(stdout);
         fprintf(stderr, "This overwrites every byte of %s; the data on %s cannot be recovered:\n",
                 n == 1 ? "this device" : "these devices", n == 1 ? "it" : "them");
         for (size_t i = 0; i < n; i++)
                 fprintf(stderr, "  %s\n", output_device_summary(json_object_array_get_idx(list, i), line, sizeof(line)));
-        cmd_wipe_describe(w);
+        cmd_wipe_describe(w, def_method, def_verify);
         fprintf(stderr, "Type \"yes\" to wipe: ");
         fflush(stderr);
         len = getline(&answer, &size, stdin);
