@@ -178,6 +178,18 @@ static int socket_open(const char *path, bool *made) {
                         log_error("the socket passed by systemd is not a listening AF_UNIX stream socket");
                         return -EINVAL;
                 }
+                /* Passed blocking unless the unit says NonBlocking=yes: the main loop accepts until
+                 * EAGAIN, and must never block in accept(). */
+                {
+                        int fl = fcntl(SD_LISTEN_FDS_START, F_GETFL);
+
+                        if (fl < 0 || fcntl(SD_LISTEN_FDS_START, F_SETFL, fl | O_NONBLOCK) < 0) {
+                                int e = errno;
+
+                                log_error("cannot make the socket passed by systemd non-blocking: %s", strerror(e));
+                                return -e;
+                        }
+                }
                 return SD_LISTEN_FDS_START;
         }
 
