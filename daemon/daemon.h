@@ -350,6 +350,8 @@ void pool_add_job(struct pool *pool, struct job *job);
 void pool_locked(struct pool *pool, void (*fn)(struct job *), struct job *job);
 void pool_lock(struct pool *pool);
 void pool_unlock(struct pool *pool);
+/* Wake every worker to look at the jobs again (a job was cancelled or failed). Takes the pool lock. */
+void pool_wake(struct pool *pool);
 /* Stop claiming, wait for in-flight writes, join the threads, free. Accepts NULL. */
 void pool_free(struct pool *pool);
 unsigned pool_threads(struct pool *pool);

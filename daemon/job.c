@@ -8,6 +8,7 @@
  * and then moves the job on, under the pool lock. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -487,6 +488,8 @@ void job_fail(struct job *job, int error, const char *fmt, ...) {
         pthread_mutex_unlock(&job->lock);
         log_error("job %" PRIu64 ": %s", job->id, msg);
         atomic_store(&job->abort, true);
+        if (job->pool)
+                pool_wake(job->pool);
 }
 
 static void job_end_aborted(struct job *job, unsigned run) {
@@ -599,6 +602,9 @@ static void job_stage_end(struct job *job) {
  * the job. The caller holds that unit, so a concurrent cancel cannot end the job (and close the
  * device) meanwhile. */
 static void job_stage_complete(struct job *job, unsigned run) {
+        /* Stopped meanwhile (a shutdown waits for this): the pass does not count, so no flush. */
+        if (atomic_load(&job->abort))
+                return;
         job_stage_end(job);
         if (atomic_load(&job->abort))
                 return;
@@ -728,6 +734,9 @@ int job_cancel(struct job *job) {
          * A worker claiming concurrently counts itself in before it checks abort. */
         if (atomic_load(&job->active_chunks) == 0)
                 job_end_aborted(job, atomic_load(&job->run));
+        else
+                /* Wake workers asleep on a rate limit: they give the job's units back now. */
+                pool_wake(job->pool);
         return 0;
 }
 
@@ -843,14 +852,17 @@ void job_interrupt_all(void) {
         for (struct job *j = jobs_head; j; j = j->next) {
                 if (atomic_load(&j->finished) || job_state_is_final(job_get_state(j)))
                         continue;
+                /* A job already cancelled or failing ends as such, not interrupted. */
                 pthread_mutex_lock(&j->lock);
-                if (j->error == 0)
+                if (j->error == 0 && !atomic_load(&j->abort))
                         j->abort_state = JOB_INTERRUPTED;
                 pthread_mutex_unlock(&j->lock);
                 atomic_store(&j->abort, true);
                 /* Jobs with units in flight end when their workers release them. */
                 if (atomic_load(&j->active_chunks) == 0)
                         job_end_aborted(j, atomic_load(&j->run));
+                else if (j->pool)
+                        pool_wake(j->pool);
         }
 }
 
@@ -875,9 +887,30 @@ void job_sample_rates(void) {
 static char *jobs_state_dir;    /* where job records go; NULL: nowhere */
 
 int job_set_state_dir(const char *dir) {
+        _cleanup_free_ char *jobs = NULL;
+        DIR *d;
+
         free(jobs_state_dir);
         jobs_state_dir = dir ? strdup(dir) : NULL;
-        return !dir || jobs_state_dir ? 0 : -ENOMEM;
+        if (!dir)
+                return 0;
+        if (!jobs_state_dir || asprintf(&jobs, "%s/jobs", dir) < 0)
+                return -ENOMEM;
+        /* New ids follow the saved ones, so that a record is never overwritten by another job's. */
+        d = opendir(jobs);
+        if (d) {
+                struct dirent *e;
+
+                while ((e = readdir(d))) {
+                        char *end;
+                        unsigned long long id = strtoull(e->d_name, &end, 10);
+
+                        if (end != e->d_name && strcmp(end, ".json") == 0 && id >= jobs_next_id && id < UINT64_MAX)
+                                jobs_next_id = id + 1;
+                }
+                closedir(d);
+        }
+        return 0;
 }
 
 /* Write text to dir/name atomically: a temporary file, fsync, rename, fsync of the directory.
@@ -891,7 +924,9 @@ static int write_atomic(const char *dir, const char *name, const char *text) {
         if (dfd < 0)
                 return -errno;
         snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
-        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        /* A leftover of a crash goes: the new file is ours alone, mode 0600, never a link. */
+        (void) unlinkat(dfd, tmp, 0);
+        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return -errno;
         while (off < len && r == 0) {
@@ -931,6 +966,7 @@ void job_save_unfinished(void) {
         }
         for (struct job *j = jobs_head; j; j = j->next) {
                 _cleanup_json_ struct json_object *o = json_object_new_object();
+                struct json_object *job_o, *report_o;
                 const char *text;
                 char name[32];
                 int r;
@@ -938,9 +974,17 @@ void job_save_unfinished(void) {
                 if (job_get_state(j) != JOB_INTERRUPTED)
                         continue;
                 /* The keys stay in the daemon's own 0700 directory, in a 0600 file. */
-                if (!o || json_object_object_add(o, "format", json_object_new_int(1)) < 0 ||
-                    json_object_object_add(o, "job", job_to_json(j)) < 0 ||
-                    json_object_object_add(o, "report", job_report_json(j, true)) < 0 ||
+                job_o = o ? job_to_json(j) : NULL;
+                if (job_o && json_object_object_add(o, "job", job_o) < 0) {
+                        json_object_put(job_o);
+                        job_o = NULL;
+                }
+                report_o = job_o ? job_report_json(j, true) : NULL;
+                if (report_o && json_object_object_add(o, "report", report_o) < 0) {
+                        json_object_put(report_o);
+                        report_o = NULL;
+                }
+                if (!report_o || json_object_object_add(o, "format", json_object_new_int(1)) < 0 ||
                     !(text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY))) {
                         log_error("job %" PRIu64 ": cannot save: out of memory", j->id);
                         continue;

@@ -334,7 +334,9 @@ int main(int argc, char **argv) {
         /* What follows never changes while the daemon runs: a reload keeps these settings. */
         s = config_settings();
 
-        if (!o.foreground) {
+        /* Under socket activation the service manager supervises us, and the passed socket is
+         * only ours while our pid is the one it names (LISTEN_PID): never detach then. */
+        if (!o.foreground && !getenv("LISTEN_FDS")) {
                 ready_fd = daemonize();
                 if (ready_fd < 0) {
                         log_error("cannot detach: %s", strerror(-ready_fd));

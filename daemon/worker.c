@@ -196,6 +196,10 @@ static void pool_bump(struct pool *pool) {
         pthread_mutex_unlock(&pool->lock);
 }
 
+void pool_wake(struct pool *pool) {
+        pool_bump(pool);
+}
+
 void pool_add_job(struct pool *pool, struct job *job) {
         pthread_mutex_lock(&pool->lock);
         for (size_t i = 0; i < pool->n_active; i++)
@@ -457,8 +461,13 @@ static struct chunk_work *worker_pick(struct worker *w, uint64_t *off, uint32_t 
                                 continue;       /* held[i] is now another unit: look at it */
                         }
                         k++;
-                        if (atomic_load_explicit(&job->inflight, memory_order_relaxed) >= job->queue_depth)
+                        if (atomic_load_explicit(&job->inflight, memory_order_relaxed) >= job->queue_depth) {
+                                /* Other workers' I/O fills its queue: look again soon, whatever a
+                                 * rate limit of another unit says. */
+                                if (!*wait_ns || *wait_ns > CAPPED_WAIT_NS)
+                                        *wait_ns = CAPPED_WAIT_NS;
                                 continue;
+                        }
                         if (job->rate.bps || pool->rate.bps) {
                                 uint64_t wj, wp;
 
