@@ -234,10 +234,16 @@ static void view_count(struct view_counts *k, struct json_object *job) {
         }
 }
 
-/* "3 jobs: 1 running, 1 done, 1 failed, 0 cancelled, total 240.6 MB/s, ETA 4m05s" (interrupted
- * jobs, when there are some, after the cancelled ones); compact, for a narrow terminal, leaves out
- * the states no job is in: "3 jobs: 1 running, 1 done, 1 failed, total 240.6 MB/s, ETA 4m05s". */
-static void view_summary(const struct view_counts *k, bool compact, char *buf, size_t n) {
+/* Which states a list of counts names: the four usual ones always (and interrupted when there
+ * are some), running always and the others when there are some, or only those there are some of. */
+enum view_states {
+        VIEW_STATES_FULL,
+        VIEW_STATES_COMPACT,
+        VIEW_STATES_PRESENT,
+};
+
+/* Append " 10 running, 2 done" to buf[0..l) as `which` says; returns the new length (may reach n). */
+static size_t view_state_list(const struct view_counts *k, enum view_states which, char *buf, size_t l, size_t n) {
         const struct {
                 size_t count;
                 const char *name;
@@ -245,16 +251,29 @@ static void view_summary(const struct view_counts *k, bool compact, char *buf, s
                 { k->running, "running" }, { k->done, "done" }, { k->failed, "failed" },
                 { k->cancelled, "cancelled" }, { k->interrupted, "interrupted" },
         };
+        bool first = true;
+
+        for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && l < n; i++) {
+                bool shown = parts[i].count > 0 || (which == VIEW_STATES_FULL && i < 4) ||
+                             (which == VIEW_STATES_COMPACT && i == 0);
+
+                if (!shown)
+                        continue;
+                l += (size_t) snprintf(buf + l, n - l, "%s %zu %s", first ? "" : ",", parts[i].count, parts[i].name);
+                first = false;
+        }
+        return l;
+}
+
+/* "3 jobs: 1 running, 1 done, 1 failed, 0 cancelled, total 240.6 MB/s, ETA 4m05s" (interrupted
+ * jobs, when there are some, after the cancelled ones); compact, for a narrow terminal, leaves out
+ * the states no job is in: "3 jobs: 1 running, 1 done, 1 failed, total 240.6 MB/s, ETA 4m05s". */
+static void view_summary(const struct view_counts *k, bool compact, char *buf, size_t n) {
         size_t l = (size_t) snprintf(buf, n, "%zu job%s:", k->jobs, k->jobs == 1 ? "" : "s");
         char rate[32], eta[32];
 
-        for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && l < n; i++) {
-                bool shown = compact ? parts[i].count > 0 || i == 0 : i < 4 || parts[i].count > 0;
-
-                if (shown)
-                        l += (size_t) snprintf(buf + l, n - l, "%s %zu %s", i == 0 ? "" : ",", parts[i].count,
-                                               parts[i].name);
-        }
+        if (l < n)
+                l = view_state_list(k, compact ? VIEW_STATES_COMPACT : VIEW_STATES_FULL, buf, l, n);
         if (l < n)
                 snprintf(buf + l, n - l, ", total %s, ETA %s", units_rate(rate, sizeof(rate), k->rate),
                          units_duration(eta, sizeof(eta), k->eta));
@@ -262,22 +281,10 @@ static void view_summary(const struct view_counts *k, bool compact, char *buf, s
 
 /* "... 12 more jobs: 10 running, 2 done": the rows left out, the states they are in. */
 static void view_more(const struct view_counts *k, char *buf, size_t n) {
-        const struct {
-                size_t count;
-                const char *name;
-        } parts[] = {
-                { k->running, "running" }, { k->done, "done" }, { k->failed, "failed" },
-                { k->cancelled, "cancelled" }, { k->interrupted, "interrupted" },
-        };
         size_t l = (size_t) snprintf(buf, n, "... %zu more job%s:", k->jobs, k->jobs == 1 ? "" : "s");
-        bool first = true;
 
-        for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && l < n; i++) {
-                if (!parts[i].count)
-                        continue;
-                l += (size_t) snprintf(buf + l, n - l, "%s %zu %s", first ? "" : ",", parts[i].count, parts[i].name);
-                first = false;
-        }
+        if (l < n)
+                view_state_list(k, VIEW_STATES_PRESENT, buf, l, n);
 }
 
 /* Column widths of a frame, in characters; 0 leaves a column out (identity, bar, rate, ETA). */

@@ -61,34 +61,42 @@ static void log_line(int level, const char *msg) {
                 fprintf(stderr, "<%d>%s\n", level, msg);
 }
 
-void log_msg(int level, const char *fmt, ...) {
+/* One message: a journal entry with PRIORITY (and, for a job event, its MESSAGE_ID and fields),
+ * else a line on stderr. */
+static void log_emit(int level, enum log_event event, uint64_t job, const char *device, const char *serial,
+                     const char *fmt, va_list ap) {
         char buf[2048];
+        int r = -1;
+
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        if (log_journal && event == _LOG_EVENT_MAX)
+                r = sd_journal_send("MESSAGE=%s", buf, "PRIORITY=%d", level, "SYSLOG_IDENTIFIER=wiped", NULL);
+        else if (log_journal)
+                r = sd_journal_send("MESSAGE=%s", buf, "PRIORITY=%d", level, "SYSLOG_IDENTIFIER=wiped",
+                                    "MESSAGE_ID=%s", log_event_id(event), "WIPED_JOB=%" PRIu64, job,
+                                    "WIPED_DEVICE=%s", device ? device : "", "WIPED_SERIAL=%s", serial ? serial : "",
+                                    NULL);
+        if (r < 0)
+                log_line(level, buf);
+}
+
+void log_msg(int level, const char *fmt, ...) {
         va_list ap;
 
         if (level > log_max)
                 return;
         va_start(ap, fmt);
-        vsnprintf(buf, sizeof(buf), fmt, ap);
+        log_emit(level, _LOG_EVENT_MAX, 0, NULL, NULL, fmt, ap);
         va_end(ap);
-        if (!log_journal || sd_journal_send("MESSAGE=%s", buf, "PRIORITY=%d", level, "SYSLOG_IDENTIFIER=wiped",
-                                            NULL) < 0)
-                log_line(level, buf);
 }
 
 void log_job(int level, enum log_event event, uint64_t job, const char *device, const char *serial,
              const char *fmt, ...) {
-        char buf[2048];
         va_list ap;
 
         if (level > log_max)
                 return;
         va_start(ap, fmt);
-        vsnprintf(buf, sizeof(buf), fmt, ap);
+        log_emit(level, event, job, device, serial, fmt, ap);
         va_end(ap);
-        if (log_journal &&
-            sd_journal_send("MESSAGE=%s", buf, "PRIORITY=%d", level, "SYSLOG_IDENTIFIER=wiped", "MESSAGE_ID=%s",
-                            log_event_id(event), "WIPED_JOB=%" PRIu64, job, "WIPED_DEVICE=%s", device ? device : "",
-                            "WIPED_SERIAL=%s", serial ? serial : "", NULL) >= 0)
-                return;
-        log_line(level, buf);
 }

@@ -1044,28 +1044,22 @@ has_count() {
         [[ " ${counts[*]} " == *" $1 "* ]]
 }
 echo "targets$note:"
-# 1. one device, random >= 0.9x fio.
-if has_count 1; then
-        v=
+# target_vs_fio COUNT TEXT: both random wipes at COUNT devices against 0.9x fio's best write.
+target_vs_fio() {
+        local n=$1 text=$2 v='' t x
+        if ! has_count "$n"; then
+                echo "  $text: not measured (no $n in --counts)"
+                return
+        fi
         for t in wipe_aes wipe_chacha; do
-                x=$(ratio "${M[1,$t]}" "${BEST[1]}")
+                x=$(ratio "${M[$n,$t]}" "${BEST[$n]}")
                 v+="${v:+; }${label[$t]##*, } ${x}x $(mark "$x" ">=" 0.90)"
         done
-        echo "  1 device, random wipe >= 0.90x fio's best write: $v"
-else
-        echo "  1 device, random wipe >= 0.90x fio's best write: not measured (no 1 in --counts)"
-fi
-# 2. four devices aggregate >= 0.9x fio with 4 jobs.
-if has_count 4; then
-        v=
-        for t in wipe_aes wipe_chacha; do
-                x=$(ratio "${M[4,$t]}" "${BEST[4]}")
-                v+="${v:+; }${label[$t]##*, } ${x}x $(mark "$x" ">=" 0.90)"
-        done
-        echo "  4 devices, aggregate random wipe >= 0.90x fio's best with 4 jobs: $v"
-else
-        echo "  4 devices, aggregate random wipe >= 0.90x fio's best with 4 jobs: not measured (no 4 in --counts)"
-fi
+        echo "  $text: $v"
+}
+# 1. one device, random >= 0.9x fio; 2. four devices aggregate >= 0.9x fio with 4 jobs.
+target_vs_fio 1 "1 device, random wipe >= 0.90x fio's best write"
+target_vs_fio 4 "4 devices, aggregate random wipe >= 0.90x fio's best with 4 jobs"
 # 3. random CPU s/GiB <= 1.3x zero's.
 v=
 for n in "${counts[@]}"; do
