@@ -1,17 +1,40 @@
-/* wipectl status, list, cancel, report, version: one request, one reply, one rendering. */
+/* wipectl status, list, cancel, report, version: one request, one reply, one rendering; and
+ * report --check, which checks a signed report file here, without the daemon. */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cleanup.h"
+#include "sign.h"
 #include "wipectl.h"
 
 #define CMD_JOB_RECENT_S 3600              /* list: jobs that ended this long ago at most */
+#define CMD_JOB_HOST_PUB "/var/lib/wiped/" SIGN_PUB_FILE /* this host's key (wiped's default state dir) */
+
+/* Print o as JSON on stdout in the form of a report file (report_render()), so that a signed
+ * report printed this way passes "report --check". Returns an exit status. */
+static int cmd_job_print_json(struct json_object *o) {
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+
+        text = report_render(o, &len);
+        if (!text) {
+                wipectl_error("report: out of memory");
+                return WIPECTL_EXIT_FAILURE;
+        }
+        if (fwrite(text, 1, len, stdout) != len || fflush(stdout) == EOF || ferror(stdout)) {
+                wipectl_error("stdout: write error");
+                return WIPECTL_EXIT_FAILURE;
+        }
+        return WIPECTL_EXIT_OK;
+}
 
 /* Send request, and print the reply as kind: the reply without "id" and "ok", or, when unwrap is
  * set, the object under that key. Returns an exit status. */
@@ -39,11 +62,11 @@ static int cmd_job_run(const struct wipectl_options *opts, struct json_object *r
                 result = json_object_get(inner);
         } else
                 result = output_from_reply(reply);
+        /* A signed report is printed byte for byte as the daemon wrote its file. */
+        if (kind == OUTPUT_REPORT && opts->json && json_object_object_get_ex(result, "signature", NULL))
+                return cmd_job_print_json(result);
         return output_print(kind, result, opts->json);
 }
-
-/* report's option besides --help. With val 'k', "--keys=x" is reported as "unknown option '-k'". */
-static const struct option cmd_job_keys_option = { "keys", no_argument, NULL, 'k' };
 
 /* A request for op with "job": the single JOB argument. NULL with *status set on a usage error. */
 static struct json_object *cmd_job_one(const struct cmd_entry *self, enum protocol_op op, int argc, char **argv,
@@ -173,15 +196,172 @@ static int cmd_job_cancel_exec(const struct cmd_entry *self, const struct wipect
         return cmd_job_run(opts, request, OUTPUT_JOB, NULL);
 }
 
-static int cmd_job_report_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc,
-                               char **argv) {
-        _cleanup_json_ struct json_object *request = NULL;
-        bool keys = false;
+/* Read the report file path ("-": standard input) into *text. 0, -EFBIG (more than
+ * REPORT_FILE_MAX bytes), or an exit status after printing why it cannot be read. */
+static int cmd_job_report_read(const char *path, const char *name, char **text, size_t *len) {
+        bool in = strcmp(path, "-") == 0;
+        int fd = in ? STDIN_FILENO : open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
         int r;
 
-        r = cmd_options(self, argc, argv, &cmd_job_keys_option, &keys);
-        if (r >= 0)
+        if (fd < 0) {
+                wipectl_error("%s: cannot read: %s", name, strerror(errno));
+                return WIPECTL_EXIT_FAILURE;
+        }
+        r = report_read_fd(fd, text, len);
+        if (!in)
+                close(fd);
+        if (r < 0 && r != -EFBIG) {
+                wipectl_error("%s: cannot read: %s", name, strerror(-r));
+                return WIPECTL_EXIT_FAILURE;
+        }
+        return r;
+}
+
+/* A JSON string of s, or null for NULL. */
+static struct json_object *cmd_job_string_or_null(const char *s) {
+        return s ? json_object_new_string(s) : NULL;
+}
+
+/* The result of a check as the object report --check prints (wipectl(1) "JSON OUTPUT"): res holds
+ * what a verified signature covers (r is 0 or -ENOKEY), this_host is 1, 0 or -1 (unknown). NULL on
+ * ENOMEM. */
+static struct json_object *cmd_job_check_result(const char *path, int r, const struct report_check *res,
+                                                int this_host, const char *error) {
+        _cleanup_json_ struct json_object *o = json_object_new_object();
+        bool known = r == 0 || r == -ENOKEY;
+
+        if (!o || json_object_object_add(o, "file", json_object_new_string(path)) < 0 ||
+            json_object_object_add(o, "valid", json_object_new_boolean(r == 0)) < 0 ||
+            json_object_object_add(o, "key_id", known ? json_object_new_string(res->key_id) : NULL) < 0 ||
+            json_object_object_add(o, "job", known && res->job >= 0 ? json_object_new_int64(res->job) : NULL) < 0 ||
+            json_object_object_add(o, "state", cmd_job_string_or_null(res->state)) < 0 ||
+            json_object_object_add(o, "node", cmd_job_string_or_null(res->node)) < 0 ||
+            json_object_object_add(o, "serial", cmd_job_string_or_null(res->serial)) < 0 ||
+            json_object_object_add(o, "host", cmd_job_string_or_null(res->hostname)) < 0 ||
+            json_object_object_add(o, "this_host_key",
+                                   this_host >= 0 ? json_object_new_boolean(this_host) : NULL) < 0 ||
+            json_object_object_add(o, "error", cmd_job_string_or_null(error)) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+/* report --check PATH [--key KEY]: check a report file locally, without the daemon. Returns 0
+ * when valid, 9 when it fails its check (the reason on stderr, "FILE: INVALID: ..."), 1 when it
+ * or the key cannot be read. */
+static int cmd_job_report_check(const struct wipectl_options *opts, const char *path, const char *key) {
+        _cleanup_json_ struct json_object *result = NULL;
+        _cleanup_free_ char *text = NULL;
+        const char *name = strcmp(path, "-") == 0 ? "stdin" : path;
+        uint8_t want[SIGN_PUB_SIZE], host[SIGN_PUB_SIZE];
+        struct report_check res = { .job = -1 };
+        int r, this_host = -1, status;
+        char err[512], shown[512], reason[768];
+        size_t len = 0;
+
+        if (key) {
+                r = sign_pub_load(key, want);
+                if (r == -EBADMSG || r == -EFBIG)
+                        wipectl_error("%s: not an Ed25519 public key in PEM form", key);
+                else if (r < 0)
+                        wipectl_error("%s: cannot read: %s", key, strerror(-r));
+                if (r < 0)
+                        return WIPECTL_EXIT_FAILURE;
+        }
+        r = cmd_job_report_read(path, name, &text, &len);
+        if (r > 0)
                 return r;
+        if (r == -EFBIG)
+                snprintf(err, sizeof(err), "larger than %d MiB: not a report", REPORT_FILE_MAX >> 20);
+        else
+                r = report_check(text, len, key ? want : NULL, &res, err, sizeof(err));
+        if (r == -ENOKEY)
+                snprintf(err, sizeof(err), "signed by key %s, not by the key in %s", res.key_id, key);
+        /* Without --key, whether this host signed it is said, never required: the report may come
+         * from elsewhere. */
+        if (!key && r == 0 && sign_pub_load(CMD_JOB_HOST_PUB, host) == 0)
+                this_host = memcmp(host, res.public_key, SIGN_PUB_SIZE) == 0;
+
+        switch (r) {
+        case 0:
+                status = WIPECTL_EXIT_OK;
+                break;
+        case -EFBIG:
+        case -EBADMSG:
+        case -EKEYREJECTED:
+        case -ENOKEY:
+                status = WIPECTL_EXIT_CHECK_FAILED;
+                break;
+        default:
+                report_check_done(&res);
+                wipectl_error("%s: cannot check: %s", name, strerror(-r));
+                return WIPECTL_EXIT_FAILURE;
+        }
+        result = cmd_job_check_result(path, r, &res, this_host, r == 0 ? NULL : err);
+        report_check_done(&res);
+        if (!result) {
+                wipectl_error("report: out of memory");
+                return WIPECTL_EXIT_FAILURE;
+        }
+        if (opts->json && cmd_job_print_json(result) != WIPECTL_EXIT_OK)
+                return WIPECTL_EXIT_FAILURE;
+        if (!opts->json) {
+                output_report_check_text(result);
+                if (fflush(stdout) == EOF || ferror(stdout)) {
+                        wipectl_error("stdout: write error");
+                        return WIPECTL_EXIT_FAILURE;
+                }
+        }
+        if (r < 0) {
+                output_escape(err, false, reason, sizeof(reason));
+                wipectl_error("%s: INVALID: %s", output_escape(name, false, shown, sizeof(shown)), reason);
+        }
+        return status;
+}
+
+static int cmd_job_report_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc,
+                               char **argv) {
+        /* Values above any char: "--keys=x" or "--check" without a file are reported by name. */
+        enum { OPT_KEYS = 0x100, OPT_CHECK, OPT_KEY };
+        static const struct option options[] = {
+                { "keys", no_argument, NULL, OPT_KEYS },
+                { "check", required_argument, NULL, OPT_CHECK },
+                { "key", required_argument, NULL, OPT_KEY },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        _cleanup_json_ struct json_object *request = NULL;
+        const char *check = NULL, *key = NULL;
+        bool keys = false;
+        int opt, r;
+
+        while ((opt = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
+                switch (opt) {
+                case OPT_KEYS:
+                        keys = true;
+                        break;
+                case OPT_CHECK:
+                        check = optarg;
+                        break;
+                case OPT_KEY:
+                        key = optarg;
+                        break;
+                case 'h':
+                        cmd_usage(self, stdout);
+                        return WIPECTL_EXIT_OK;
+                default:
+                        return cmd_option_error(self, argv, opt);
+                }
+        if (check) {
+                if (keys)
+                        return cmd_usage_error(self, "--keys and --check exclude each other");
+                if (optind < argc)
+                        return cmd_usage_error(self, "unexpected argument '%s' (--check takes no job)", argv[optind]);
+                if (!*check || (key && !*key))
+                        return cmd_usage_error(self, "empty file name");
+                return cmd_job_report_check(opts, check, key);
+        }
+        if (key)
+                return cmd_usage_error(self, "--key needs --check");
         request = cmd_job_one(self, PROTOCOL_OP_REPORT, argc, argv, &r);
         if (!request)
                 return r;
@@ -259,10 +439,14 @@ const struct cmd_entry cmd_cancel_entry = {
 
 const struct cmd_entry cmd_report_entry = {
         .name = "report",
-        .args = "[--keys] JOB",
-        .summary = "Show the wipe report of a job",
+        .args = "[--keys] JOB | --check FILE [--key PEMFILE]",
+        .summary = "Show the wipe report of a job, or check the signature of a report file",
         .help = "  --keys               include each pass's key and the openssl command that checks\n"
-                "                       the device (needs root)\n",
+                "                       the device (needs root)\n"
+                "  --check FILE         check a report file (\"-\": standard input) instead: its\n"
+                "                       signature and that not a byte changed; no daemon needed\n"
+                "  --key PEMFILE        with --check: require the key of this public key file\n"
+                "                       (a copy of " CMD_JOB_HOST_PUB ")\n",
         .exec = cmd_job_report_exec,
 };
 

@@ -1,6 +1,7 @@
-/* The REPORT object as text: what was wiped and how, each pass and its verification, the
- * Verification section with every run, how to check the device independently, and the device's
- * identity and signatures. */
+/* The REPORT object as text: what was wiped, where and how, each pass and its verification, the
+ * Verification section with every run, how to check the device independently, bad ranges, errors
+ * and the job's history, the device's identity and signatures, and the report's own signature;
+ * and the result of "report --check". */
 #include "config.h"
 
 #include <inttypes.h>
@@ -11,10 +12,14 @@
 
 #include "keystream.h"
 #include "method.h"
+#include "sign.h"
 #include "units.h"
 #include "wipectl.h"
 
 #define OUTPUT_REPORT_OFFSETS_PER_LINE 5 /* mismatch offsets on one line */
+#define OUTPUT_REPORT_INDENT 17         /* column of a value after its label, "  Device:        " */
+#define OUTPUT_REPORT_WIDTH 79          /* wrap long text (the caveat) before this column */
+#define OUTPUT_REPORT_RANGES_MAX 32     /* bad ranges listed; the JSON has them all */
 
 /* UNIX seconds as local time, "-" when absent. */
 static const char *output_time(struct json_object *o, const char *key, char *buf, size_t n) {
@@ -325,6 +330,231 @@ static void output_report_device(struct json_object *rep) {
         }
 }
 
+/* Print text from the current column first (its label printed), then on lines that start at
+ * OUTPUT_REPORT_INDENT, wrapped at spaces before OUTPUT_REPORT_WIDTH; control characters show as
+ * \xNN. */
+static void output_wrapped(const char *text) {
+        size_t width = OUTPUT_REPORT_WIDTH - OUTPUT_REPORT_INDENT, col = 0;
+        char buf[4096];
+        const char *p;
+
+        output_escape(text, false, buf, sizeof(buf));
+        p = buf;
+        while (*p) {
+                size_t word, space = strspn(p, " ");
+
+                p += space;
+                word = strcspn(p, " ");
+                if (word == 0)
+                        break;
+                if (col > 0 && col + 1 + word > width) {
+                        printf("\n%*s", OUTPUT_REPORT_INDENT, "");
+                        col = 0;
+                } else if (col > 0) {
+                        putchar(' ');
+                        col++;
+                }
+                fwrite(p, 1, word, stdout);
+                col += word;
+                p += word;
+        }
+        putchar('\n');
+}
+
+/* "Host:" with the host name and machine ID of the report's "host" object; nothing without one. */
+static void output_report_host(struct json_object *rep) {
+        struct json_object *host = NULL;
+        const char *name, *machine;
+        char a[256], b[128];
+
+        if (!json_object_object_get_ex(rep, "host", &host) || !json_object_is_type(host, json_type_object))
+                return;
+        name = output_get_string(host, "hostname", NULL);
+        machine = output_get_string(host, "machine_id", NULL);
+        printf("  Host:          %s", output_escape(name, false, a, sizeof(a)));
+        if (machine)
+                printf(" (machine ID %s)", output_escape(machine, false, b, sizeof(b)));
+        putchar('\n');
+}
+
+/* "Standard:" with the NIST SP 800-88 category the wipe meets, and the caveat that goes with it. */
+static void output_report_standard(struct json_object *rep) {
+        const char *category = output_get_string(rep, "nist_category", NULL);
+        const char *caveat = output_get_string(rep, "caveat", NULL);
+        char a[64];
+
+        if (!category)
+                return;
+        printf("  Standard:      NIST SP 800-88 %s\n", output_escape(category, false, a, sizeof(a)));
+        if (caveat && *caveat) {
+                printf("%*s", OUTPUT_REPORT_INDENT, "");
+                output_wrapped(caveat);
+        }
+}
+
+/* "Interruptions:" and resumes, when the report counts them. */
+static void output_report_interruptions(struct json_object *rep) {
+        int64_t stops = output_get_int(rep, "interruptions", -1), resumes = output_get_int(rep, "resumes", -1);
+
+        if (stops < 0 && resumes < 0)
+                return;
+        if (stops <= 0 && resumes <= 0) {
+                printf("  Interruptions: none\n");
+                return;
+        }
+        printf("  Interruptions: %" PRId64 ", resumed %" PRId64 " time%s\n", stops > 0 ? stops : 0,
+               resumes > 0 ? resumes : 0, resumes == 1 ? "" : "s");
+}
+
+/* The History section: one row per event of the job (started, interrupted, paused, resumed,
+ * ended), with its local time, the device node then, where the job stood, and why. */
+static void output_report_history(struct json_object *rep) {
+        static const char *const header[] = { "WHEN", "EVENT", "NODE", "PASS", "PHASE", "DONE", "REASON" };
+        static const bool right[] = { false, false, false, true, false, true, false };
+        struct json_object *history = NULL;
+        struct output_table t = {};
+        size_t n;
+
+        if (!json_object_object_get_ex(rep, "history", &history) || !json_object_is_type(history, json_type_array))
+                return;
+        n = json_object_array_length(history);
+        if (n == 0) {
+                printf("  History:       none\n");
+                return;
+        }
+        if (output_table_init(&t, header, right, sizeof(header) / sizeof(header[0]), n) < 0) {
+                output_table_done(&t);
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *e = json_object_array_get_idx(history, i);
+                int64_t pass = output_get_int(e, "pass", -1), done = output_get_int(e, "bytes_done", -1);
+
+                output_time(e, "at", output_table_cell(&t, i + 1, 0), OUTPUT_CELL);
+                output_escape(output_get_string(e, "event", "?"), false, output_table_cell(&t, i + 1, 1), OUTPUT_CELL);
+                output_escape(output_get_string(e, "node", NULL), false, output_table_cell(&t, i + 1, 2), OUTPUT_CELL);
+                if (pass > 0)
+                        snprintf(output_table_cell(&t, i + 1, 3), OUTPUT_CELL, "%" PRId64, pass);
+                else
+                        snprintf(output_table_cell(&t, i + 1, 3), OUTPUT_CELL, "-");
+                output_escape(output_get_string(e, "phase", NULL), false, output_table_cell(&t, i + 1, 4), OUTPUT_CELL);
+                if (done >= 0)
+                        output_size(output_table_cell(&t, i + 1, 5), OUTPUT_CELL, (uint64_t) done);
+                else
+                        snprintf(output_table_cell(&t, i + 1, 5), OUTPUT_CELL, "-");
+                output_escape(output_get_string(e, "reason", NULL), false, output_table_cell(&t, i + 1, 6),
+                              OUTPUT_CELL);
+        }
+        printf("  History:\n");
+        output_table_print(&t, "    ");
+        output_table_done(&t);
+}
+
+/* "Bad ranges:" (byte ranges the device could not write or read back: none, or the first ones),
+ * then "Errors:", every error the job met; nothing for reports without them. */
+static void output_report_bad(struct json_object *rep) {
+        struct json_object *ranges = NULL, *errors = NULL;
+        char a[32], b[32], c[1024], d[64];
+        size_t n;
+
+        if (json_object_object_get_ex(rep, "bad_ranges", &ranges) && json_object_is_type(ranges, json_type_array)) {
+                uint64_t total = 0;
+
+                n = json_object_array_length(ranges);
+                for (size_t i = 0; i < n; i++) {
+                        int64_t length = output_get_int(json_object_array_get_idx(ranges, i), "length", 0);
+
+                        total += length > 0 ? (uint64_t) length : 0;
+                }
+                if (n == 0)
+                        printf("  Bad ranges:    none\n");
+                else
+                        printf("  Bad ranges:    %zu, %s in all\n", n, output_size_exact(a, sizeof(a), total));
+                for (size_t i = 0; i < n && i < OUTPUT_REPORT_RANGES_MAX; i++) {
+                        struct json_object *r = json_object_array_get_idx(ranges, i);
+                        int64_t offset = output_get_int(r, "offset", -1), length = output_get_int(r, "length", -1);
+
+                        printf("    at byte %" PRId64 ", %s\n", offset,
+                               length >= 0 ? output_size_exact(b, sizeof(b), (uint64_t) length) : "length unknown");
+                }
+                if (n > OUTPUT_REPORT_RANGES_MAX)
+                        printf("    ... and %zu more (--json lists them all)\n", n - OUTPUT_REPORT_RANGES_MAX);
+        }
+        if (!json_object_object_get_ex(rep, "errors", &errors) || !json_object_is_type(errors, json_type_array) ||
+            json_object_array_length(errors) == 0)
+                return;
+        printf("  Errors:\n");
+        n = json_object_array_length(errors);
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *e = json_object_array_get_idx(errors, i);
+
+                printf("    %s (%s)\n", output_escape(output_get_string(e, "message", "?"), false, c, sizeof(c)),
+                       output_escape(output_get_string(e, "code", "?"), false, d, sizeof(d)));
+        }
+}
+
+/* "Report file:" where the daemon keeps the signed report, and "Signed:" with its key. */
+static void output_report_signed(struct json_object *rep) {
+        const char *file = output_get_string(rep, "report_file", NULL);
+        const char *state = output_get_string(rep, "state", "?");
+        struct json_object *sig = NULL;
+        char a[1024], b[64];
+
+        if (file)
+                printf("  Report file:   %s\n", output_escape(file, false, a, sizeof(a)));
+        if (json_object_object_get_ex(rep, "signature", &sig) && json_object_is_type(sig, json_type_object))
+                printf("  Signed:        %s key %s\n",
+                       output_escape(output_get_string(sig, "algorithm", "?"), false, b, sizeof(b)),
+                       output_escape(output_get_string(sig, "key_id", "?"), false, a, sizeof(a)));
+        else if (output_state_ended(state))
+                printf("  Signed:        no\n");
+        else if (strcmp(state, "paused") == 0)
+                printf("  Signed:        no (report of a paused job)\n");
+        else
+                printf("  Signed:        no (report of a job still running)\n");
+}
+
+void output_report_check_text(struct json_object *check) {
+        struct json_object *v = NULL;
+        const char *file = output_get_string(check, "file", "-");
+        const char *node = output_get_string(check, "node", NULL);
+        const char *serial = output_get_string(check, "serial", NULL);
+        const char *state = output_get_string(check, "state", NULL);
+        const char *host = output_get_string(check, "host", NULL);
+        const char *id = output_get_string(check, "key_id", "?");
+        int64_t job = output_get_int(check, "job", -1);
+        const char *sep = ": ";
+        char name[1024], a[256];
+
+        if (!json_object_object_get_ex(check, "valid", &v) || !json_object_get_boolean(v))
+                return;
+        output_escape(strcmp(file, "-") == 0 ? "stdin" : file, false, name, sizeof(name));
+        printf("%s: valid signature (%s, key %s)", name, SIGN_ALGORITHM, id);
+        if (job >= 0) {
+                printf("%sjob %" PRId64, sep, job);
+                sep = ", ";
+        }
+        if (node) {
+                printf("%s%s", sep, output_escape(node, false, a, sizeof(a)));
+                sep = ", ";
+        }
+        if (serial)
+                printf(" (serial %s)", output_escape(serial, false, a, sizeof(a)));
+        if (state) {
+                printf("%s%s", sep, output_escape(state, false, a, sizeof(a)));
+                sep = ", ";
+        }
+        if (host)
+                printf("%shost %s", sep, output_escape(host, false, a, sizeof(a)));
+        putchar('\n');
+        if (!json_object_object_get_ex(check, "this_host_key", &v) || !json_object_is_type(v, json_type_boolean))
+                return;
+        if (json_object_get_boolean(v))
+                printf("%s: signed by this host's key\n", name);
+        else
+                printf("%s: signed by key %s, not this host's\n", name, id);
+}
+
 void output_report_text(struct json_object *rep) {
         const char *device = output_get_string(rep, "device", "?");
         const char *state = output_get_string(rep, "state", "?");
@@ -348,9 +578,11 @@ void output_report_text(struct json_object *rep) {
         printf("Wipe report for job %" PRId64 "\n", output_get_int(rep, "job", -1));
         printf("  Device:        %s\n", output_escape(device, false, err, sizeof(err)));
         printf("  State:         %s\n", state);
+        output_report_host(rep);
         n = list ? json_object_array_length(list) : n;
         printf("  Method:        %s (%zu pass%s: %s)\n", output_get_string(rep, "method", "?"), n, n == 1 ? "" : "es",
                output_pass_summary_json(list, 60, summary, sizeof(summary)));
+        output_report_standard(rep);
         if (size >= 0)
                 printf("  Size:          %s, %" PRId64 "-byte sectors\n", output_size_exact(a, sizeof(a), (uint64_t) size),
                        output_get_int(rep, "sector_size", 0));
@@ -365,6 +597,7 @@ void output_report_text(struct json_object *rep) {
         else
                 printf("  Duration:      %s\n", units_duration(a, sizeof(a), (int64_t) duration));
         printf("  Average rate:  %s\n", units_rate(b, sizeof(b), output_get_double(rep, "avg_rate_bps", 0)));
+        output_report_interruptions(rep);
         printf("  Tool:          %s\n", output_get_string(rep, "tool", "?"));
         if (output_error_line(rep, err, sizeof(err)))
                 printf("  Error:         %s\n", err);
@@ -372,7 +605,10 @@ void output_report_text(struct json_object *rep) {
         if (passes && json_object_array_length(passes) > 0)
                 output_report_passes(rep, passes, size, &any_random, &any_key);
         output_report_verification(rep);
+        output_report_bad(rep);
+        output_report_history(rep);
         output_report_device(rep);
+        output_report_signed(rep);
         if (any_random && !any_key)
                 printf("Keys are not shown; \"wipectl report --keys %" PRId64 "\" (as root) prints them and, when the\n"
                        "last pass is random, the openssl command that checks the device.\n",

@@ -10,7 +10,8 @@
 # It needs nothing but bash: no bash-completion helpers, no jq.
 
 # _wipectl_jobs WIPECTL SOCKET WHICH: the job ids the daemon knows (wipectl --json list), one a
-# line; WHICH is all, running (not ended) or ended.
+# line; WHICH is all, running (running or flushing), ended (done, failed, cancelled, interrupted),
+# stopped (paused or interrupted: resume) or forgettable (ended or paused: forget).
 _wipectl_jobs() {
         local wipectl=$1 socket=$2 which=$3 json id='' state='' line
         local -a args=()
@@ -31,6 +32,9 @@ _wipectl_jobs() {
                         all:*) echo "$id" ;;
                         running:running | running:flushing) echo "$id" ;;
                         ended:done | ended:failed | ended:cancelled | ended:interrupted) echo "$id" ;;
+                        stopped:paused | stopped:interrupted) echo "$id" ;;
+                        forgettable:done | forgettable:failed | forgettable:cancelled) echo "$id" ;;
+                        forgettable:paused | forgettable:interrupted) echo "$id" ;;
                         esac
                         id=
                         ;;
@@ -60,7 +64,7 @@ _wipectl_help_options() {
 
 _wipectl() {
         local cur=${COMP_WORDS[COMP_CWORD]} prev='' wipectl=${COMP_WORDS[0]} socket='' cmd='' i w
-        local commands="version status list cancel report probe methods verify watch wait wipe"
+        local commands="version status list cancel pause resume forget report probe methods verify watch wait wipe"
         local globals="--socket --json --bytes --help --version"
         local opts='' args_opts='' positional=''
         local IFS=$' \t\n'
@@ -134,11 +138,23 @@ _wipectl() {
                 positional=ended
                 ;;
         report)
-                opts="--keys --help"
+                opts="--keys --check --key --help"
+                args_opts="--check --key"
                 positional=all
+                # A report file to check takes no job.
+                for ((i = 1; i < COMP_CWORD; i++)); do
+                        [[ ${COMP_WORDS[i]} == --check || ${COMP_WORDS[i]} == --check=* ]] && positional=
+                done
                 ;;
         status) opts="--help" positional=all ;;
         cancel) opts="--help" positional=running ;;
+        pause) opts="--help" positional=running ;;
+        resume)
+                opts="--device --help"
+                args_opts="--device"
+                positional=stopped
+                ;;
+        forget) opts="--help" positional=forgettable ;;
         watch)
                 opts="--interval --help"
                 args_opts="--interval"
@@ -162,9 +178,24 @@ _wipectl() {
                 done <<< "$help_opts"
         fi
 
+        # "--check=" being completed, as "--socket=" above.
+        if [ "$cur" = "=" ] && [[ " $args_opts " == *" $prev "* ]]; then
+                cur=
+        elif [ "$prev" = "=" ] && ((COMP_CWORD > 1)) && [[ " $args_opts " == *" ${COMP_WORDS[COMP_CWORD - 2]} "* ]]; then
+                prev=${COMP_WORDS[COMP_CWORD - 2]}
+        fi
+
         # The value of an option.
         if [ -n "$prev" ] && [[ " $args_opts " == *" $prev "* ]]; then
                 case $prev in
+                --check | --key)
+                        compopt -o filenames 2>/dev/null
+                        COMPREPLY=($(compgen -f -- "$cur"))
+                        ;;
+                --device)
+                        compopt -o filenames 2>/dev/null
+                        COMPREPLY=($(compgen -W "$(_wipectl_devices "$cur")" -- "$cur"))
+                        ;;
                 --method)
                         COMPREPLY=($(compgen -W "random zero random-zero dod-3pass schneier gutmann" -- "$cur"))
                         ;;
@@ -197,7 +228,7 @@ _wipectl() {
                 compopt -o filenames 2>/dev/null
                 COMPREPLY=($(compgen -W "$(_wipectl_devices "$cur")" -- "$cur"))
                 ;;
-        all | running | ended)
+        all | running | ended | stopped | forgettable)
                 COMPREPLY=($(compgen -W "$(_wipectl_jobs "$wipectl" "$socket" "$positional")" -- "$cur"))
                 ;;
         esac

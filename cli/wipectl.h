@@ -25,6 +25,7 @@ enum wipectl_exit {
         WIPECTL_EXIT_JOB_CANCELLED = 7, /* a waited-for job ended "cancelled", and none failed */
         WIPECTL_EXIT_JOB_INTERRUPTED = 8, /* a waited-for job ended "interrupted" (the daemon stopped), and
                                            * none failed or was cancelled */
+        WIPECTL_EXIT_CHECK_FAILED = 9,  /* report --check: the report failed its check */
         WIPECTL_EXIT_DETACHED = 130,    /* Ctrl-C while waiting; the jobs keep running */
 };
 
@@ -90,6 +91,9 @@ extern const struct cmd_entry cmd_wait_entry;
 extern const struct cmd_entry cmd_status_entry;
 extern const struct cmd_entry cmd_list_entry;
 extern const struct cmd_entry cmd_cancel_entry;
+extern const struct cmd_entry cmd_pause_entry;
+extern const struct cmd_entry cmd_resume_entry;
+extern const struct cmd_entry cmd_forget_entry;
 extern const struct cmd_entry cmd_report_entry;
 extern const struct cmd_entry cmd_version_entry;
 
@@ -246,9 +250,15 @@ void output_table_done(struct output_table *t);
 
 /* output-report.c */
 
-/* A REPORT object as text: the job, its method and passes with their verification, the
- * Verification section, the device's identity and signatures. */
+/* A REPORT object as text: the job, its host, method and passes with their verification, the
+ * Verification section, bad ranges, errors and history, the device's identity and signatures,
+ * and whether the report is signed. Fields that older reports lack are left out. */
 void output_report_text(struct json_object *report);
+/* The result of "report --check" ({"file","valid","key_id","job","state","node","serial","host",
+ * "this_host_key","error"}) as text, when valid: "FILE: valid signature (ed25519, key ID): job 12,
+ * /dev/loop3 (serial X), done, host NAME", and whether this host's key signed it when known.
+ * Nothing for an invalid report: its error goes to stderr, from the caller. */
+void output_report_check_text(struct json_object *check);
 
 /* output-method.c */
 

@@ -6,7 +6,7 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 
 COMPLETION=$top_srcdir/cli/wipectl.bash
-COMMANDS="version status list cancel report probe methods verify watch wait wipe"
+COMMANDS="version status list cancel pause resume forget report probe methods verify watch wait wipe"
 GLOBALS="--socket --json --bytes --help --version"
 [ -f "$COMPLETION" ] || hard_error "$COMPLETION missing"
 bash -n "$COMPLETION" || fail "$COMPLETION: syntax error"
