@@ -31,6 +31,11 @@ static const struct {
         [CONFFILE_METHOD] = { "method" },
         [CONFFILE_VERIFY] = { "verify" },
         [CONFFILE_CIPHER] = { "cipher" },
+        [CONFFILE_CHUNK_SIZE] = { "chunk-size" },
+        [CONFFILE_CHECKPOINT_INTERVAL] = { "checkpoint-interval" },
+        [CONFFILE_CHECKPOINT_BYTES] = { "checkpoint-bytes" },
+        [CONFFILE_RESUME] = { "resume" },
+        [CONFFILE_HISTORY_MAX_AGE] = { "history-max-age" },
         [CONFFILE_ALLOW] = { "allow", true },
         [CONFFILE_DENY] = { "deny", true },
 };
@@ -64,6 +69,31 @@ static int parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret) 
         if (errno || *end || n < min || n > max)
                 return -EINVAL;
         *ret = (unsigned) n;
+        return 0;
+}
+
+/* Decimal seconds from min to max: digits with at most one point ("5", "0.25"), no sign, exponent
+ * or infinity. 0 or -EINVAL. */
+static int parse_seconds(const char *s, double min, double max, double *ret) {
+        unsigned points = 0;
+        const char *p;
+        char *end;
+        double v;
+
+        if (!(*s >= '0' && *s <= '9'))
+                return -EINVAL;
+        for (p = s; *p; p++)
+                if (*p == '.')
+                        points++;
+                else if (!(*p >= '0' && *p <= '9'))
+                        return -EINVAL;
+        if (points > 1 || p[-1] == '.')
+                return -EINVAL;
+        errno = 0;
+        v = strtod(s, &end);
+        if (errno || *end || !(v >= min && v <= max))
+                return -EINVAL;
+        *ret = v;
         return 0;
 }
 
@@ -160,6 +190,36 @@ int conffile_set(struct conffile *c, enum conffile_key key, const char *value, c
         case CONFFILE_CIPHER:
                 if (keystream_cipher_from_name(value, &c->cipher) < 0)
                         return value_error(msg, len, "unknown cipher (auto, aes-128-ctr, chacha20)");
+                break;
+        case CONFFILE_CHUNK_SIZE:
+                if (units_parse_size(value, &v) < 0 || v < CONFFILE_CHUNK_SIZE_MIN || v > CONFFILE_CHUNK_SIZE_MAX ||
+                    v % CONFFILE_CHUNK_SIZE_MIN)
+                        return value_error(msg, len, "invalid chunk size (1M..1G, multiple of 1M)");
+                c->chunk_size = v;
+                break;
+        case CONFFILE_CHECKPOINT_INTERVAL:
+                if (parse_seconds(value, CONFFILE_CHECKPOINT_INTERVAL_MIN, CONFFILE_CHECKPOINT_INTERVAL_MAX,
+                                  &c->checkpoint_interval) < 0)
+                        return value_error(msg, len, "invalid interval (seconds, 0.1..3600)");
+                break;
+        case CONFFILE_CHECKPOINT_BYTES:
+                if (units_parse_size(value, &v) < 0 || v < CONFFILE_CHECKPOINT_BYTES_MIN ||
+                    v > CONFFILE_CHECKPOINT_BYTES_MAX)
+                        return value_error(msg, len, "invalid size (1M..1T)");
+                c->checkpoint_bytes = v;
+                break;
+        case CONFFILE_RESUME:
+                if (strcmp(value, "auto") == 0)
+                        c->resume_manual = false;
+                else if (strcmp(value, "manual") == 0)
+                        c->resume_manual = true;
+                else
+                        return value_error(msg, len, "unknown resume mode (auto, manual)");
+                break;
+        case CONFFILE_HISTORY_MAX_AGE:
+                if (parse_uint(value, 0, CONFFILE_HISTORY_MAX_AGE_MAX, &c->history_max_age_days) < 0)
+                        return value_error(msg, len, "invalid age (days, 0..%d; 0: forever)",
+                                           CONFFILE_HISTORY_MAX_AGE_MAX);
                 break;
         case CONFFILE_ALLOW:
         case CONFFILE_DENY:
@@ -362,6 +422,21 @@ int conffile_merge(struct conffile *dst, const struct conffile *src) {
                 case CONFFILE_CIPHER:
                         dst->cipher = src->cipher;
                         break;
+                case CONFFILE_CHUNK_SIZE:
+                        dst->chunk_size = src->chunk_size;
+                        break;
+                case CONFFILE_CHECKPOINT_INTERVAL:
+                        dst->checkpoint_interval = src->checkpoint_interval;
+                        break;
+                case CONFFILE_CHECKPOINT_BYTES:
+                        dst->checkpoint_bytes = src->checkpoint_bytes;
+                        break;
+                case CONFFILE_RESUME:
+                        dst->resume_manual = src->resume_manual;
+                        break;
+                case CONFFILE_HISTORY_MAX_AGE:
+                        dst->history_max_age_days = src->history_max_age_days;
+                        break;
                 case CONFFILE_ALLOW:
                         r = strv_copy(&dst->allow, &dst->n_allow, src->allow, src->n_allow);
                         break;
@@ -416,6 +491,16 @@ bool conffile_same(const struct conffile *a, const struct conffile *b, enum conf
                 return str_same(a->verify, b->verify);
         case CONFFILE_CIPHER:
                 return a->cipher == b->cipher;
+        case CONFFILE_CHUNK_SIZE:
+                return a->chunk_size == b->chunk_size;
+        case CONFFILE_CHECKPOINT_INTERVAL:
+                return a->checkpoint_interval == b->checkpoint_interval;
+        case CONFFILE_CHECKPOINT_BYTES:
+                return a->checkpoint_bytes == b->checkpoint_bytes;
+        case CONFFILE_RESUME:
+                return a->resume_manual == b->resume_manual;
+        case CONFFILE_HISTORY_MAX_AGE:
+                return a->history_max_age_days == b->history_max_age_days;
         case CONFFILE_ALLOW:
                 return strv_same(a->allow, a->n_allow, b->allow, b->n_allow);
         case CONFFILE_DENY:
@@ -478,6 +563,21 @@ char *conffile_format(const struct conffile *c, enum conffile_key key, char *buf
         case CONFFILE_CIPHER:
                 s = keystream_cipher_name(c->cipher);
                 break;
+        case CONFFILE_CHUNK_SIZE:
+                snprintf(buf, n, "%" PRIu64, c->chunk_size);
+                return buf;
+        case CONFFILE_CHECKPOINT_INTERVAL:
+                snprintf(buf, n, "%.9g", c->checkpoint_interval);
+                return buf;
+        case CONFFILE_CHECKPOINT_BYTES:
+                snprintf(buf, n, "%" PRIu64, c->checkpoint_bytes);
+                return buf;
+        case CONFFILE_RESUME:
+                s = c->resume_manual ? "manual" : "auto";
+                break;
+        case CONFFILE_HISTORY_MAX_AGE:
+                snprintf(buf, n, "%u", c->history_max_age_days);
+                return buf;
         case CONFFILE_ALLOW:
                 return format_strv(buf, n, c->allow, c->n_allow);
         case CONFFILE_DENY:

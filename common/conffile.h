@@ -22,6 +22,11 @@ enum conffile_key {
         CONFFILE_METHOD,
         CONFFILE_VERIFY,
         CONFFILE_CIPHER,
+        CONFFILE_CHUNK_SIZE,
+        CONFFILE_CHECKPOINT_INTERVAL,
+        CONFFILE_CHECKPOINT_BYTES,
+        CONFFILE_RESUME,
+        CONFFILE_HISTORY_MAX_AGE,
         CONFFILE_ALLOW,                 /* a list: one pattern per line, may be repeated */
         CONFFILE_DENY,                  /* a list */
         _CONFFILE_KEY_MAX,
@@ -32,6 +37,13 @@ enum conffile_key {
 #define CONFFILE_BUFFERS_MAX 1024
 #define CONFFILE_QUEUE_DEPTH_MAX 256
 #define CONFFILE_IO_SIZE_MAX (64u << 20)
+#define CONFFILE_CHUNK_SIZE_MIN (1ull << 20)    /* and its multiple */
+#define CONFFILE_CHUNK_SIZE_MAX (1ull << 30)
+#define CONFFILE_CHECKPOINT_INTERVAL_MIN 0.1    /* seconds */
+#define CONFFILE_CHECKPOINT_INTERVAL_MAX 3600.0
+#define CONFFILE_CHECKPOINT_BYTES_MIN (1ull << 20)
+#define CONFFILE_CHECKPOINT_BYTES_MAX (1ull << 40)
+#define CONFFILE_HISTORY_MAX_AGE_MAX 36500      /* days */
 #define CONFFILE_PATTERNS_MAX 1024      /* allow and deny lines together */
 #define CONFFILE_SIZE_MAX (1u << 20)    /* bytes of a file */
 
@@ -49,6 +61,11 @@ struct conffile {
         char *method;                   /* a name method_find() knows */
         char *verify;                   /* as written: the caller's check decides (none, sample=PCT...) */
         enum keystream_cipher cipher;
+        uint64_t chunk_size;            /* bytes per chunk of a new job: 1M..1G, multiple of 1M */
+        double checkpoint_interval;     /* seconds, 0.1..3600: the longest time between checkpoints */
+        uint64_t checkpoint_bytes;      /* 1M..1T: bytes completed that also call for a checkpoint */
+        bool resume_manual;             /* resume = manual: unfinished jobs wait for wipectl resume */
+        unsigned history_max_age_days;  /* 0..CONFFILE_HISTORY_MAX_AGE_MAX, 0: keep ended jobs forever */
         char **allow, **deny;           /* fnmatch(3) patterns, absolute; NULL-terminated or NULL */
         size_t n_allow, n_deny;
 };

@@ -1,6 +1,7 @@
 /* The configuration in effect: read at start-up, merged with the command line (which wins), read
  * again on SIGHUP. Settings that shape the pool, the socket or the state directory are fixed for
- * the life of the process; the defaults of a submit and the device patterns follow the file. */
+ * the life of the process; the defaults of a submit, the device patterns, checkpointing, resuming
+ * and the history's age follow the file. */
 #include "config.h"
 
 #include <errno.h>
@@ -10,12 +11,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "chunk.h"
 #include "daemon-config.h"
 #include "protocol.h"
 
 _Static_assert(CONFFILE_THREADS_MAX == WIPED_THREADS_MAX, "thread bound of the file and the daemon");
 _Static_assert(CONFFILE_BUFFERS_MAX == WIPED_BUFFERS_MAX, "buffer bound of the file and the daemon");
 _Static_assert(CONFFILE_QUEUE_DEPTH_MAX == WIPED_QD_MAX, "queue depth bound of the file and the daemon");
+_Static_assert(WIPED_CHUNK_SIZE_DEFAULT == CHUNK_SIZE_DEFAULT, "default chunk size of the file and the planner");
 
 static struct {
         char *path;                     /* the file: --config, or the default */
@@ -27,10 +30,24 @@ static struct {
         double verify_percent;
 } config;
 
-/* Keys that take effect only when the daemon starts. */
+/* Keys that take effect only when the daemon starts. The others are read where they are used
+ * (a submit, a checkpoint, a start-up resume, a history sweep), so a reload changes them. */
 static bool config_needs_restart(enum conffile_key k) {
-        return k != CONFFILE_METHOD && k != CONFFILE_VERIFY && k != CONFFILE_CIPHER && k != CONFFILE_ALLOW &&
-               k != CONFFILE_DENY;
+        switch (k) {
+        case CONFFILE_METHOD:
+        case CONFFILE_VERIFY:
+        case CONFFILE_CIPHER:
+        case CONFFILE_CHUNK_SIZE:
+        case CONFFILE_CHECKPOINT_INTERVAL:
+        case CONFFILE_CHECKPOINT_BYTES:
+        case CONFFILE_RESUME:
+        case CONFFILE_HISTORY_MAX_AGE:
+        case CONFFILE_ALLOW:
+        case CONFFILE_DENY:
+                return false;
+        default:
+                return true;
+        }
 }
 
 /* The checks conffile cannot make itself: the verification syntax and the group's existence. */
@@ -62,6 +79,13 @@ static int config_defaults(struct conffile *c) {
                 c->buffers = WIPED_BUFFERS;
         if (!c->set[CONFFILE_IO_SIZE])
                 c->io_size = 1u << 20;
+        if (!c->set[CONFFILE_CHUNK_SIZE])
+                c->chunk_size = WIPED_CHUNK_SIZE_DEFAULT;
+        if (!c->set[CONFFILE_CHECKPOINT_INTERVAL])
+                c->checkpoint_interval = WIPED_CHECKPOINT_INTERVAL_DEFAULT;
+        if (!c->set[CONFFILE_CHECKPOINT_BYTES])
+                c->checkpoint_bytes = WIPED_CHECKPOINT_BYTES_DEFAULT;
+        /* resume (auto) and history-max-age (0: forever) default to their zero values. */
         if ((!c->socket && !(c->socket = strdup(sock))) ||
             (!c->state_dir && !(c->state_dir = strdup(WIPED_STATE_DIR_DEFAULT))) ||
             (!c->method && !(c->method = strdup("random"))) ||
@@ -286,12 +310,18 @@ int config_socket_group(gid_t *ret) {
 }
 
 int config_json_add(struct json_object *o) {
+        const struct conffile *c = &config.cur;
         const char *path = config_path();
 
         if (json_object_object_add(o, "config", path ? json_object_new_string(path) : NULL) < 0 ||
             json_object_object_add(o, "method", json_object_new_string(config_method())) < 0 ||
-            json_object_object_add(o, "verify", json_object_new_string(config.cur.verify ? config.cur.verify : "sample")) < 0 ||
-            json_object_object_add(o, "cipher", json_object_new_string(keystream_cipher_name(config.cur.cipher))) < 0)
+            json_object_object_add(o, "verify", json_object_new_string(c->verify ? c->verify : "sample")) < 0 ||
+            json_object_object_add(o, "cipher", json_object_new_string(keystream_cipher_name(c->cipher))) < 0 ||
+            json_object_object_add(o, "chunk_size", json_object_new_int64((int64_t) c->chunk_size)) < 0 ||
+            json_object_object_add(o, "checkpoint_interval_s", json_object_new_double(c->checkpoint_interval)) < 0 ||
+            json_object_object_add(o, "checkpoint_bytes", json_object_new_int64((int64_t) c->checkpoint_bytes)) < 0 ||
+            json_object_object_add(o, "resume", json_object_new_string(c->resume_manual ? "manual" : "auto")) < 0 ||
+            json_object_object_add(o, "history_max_age_days", json_object_new_int64(c->history_max_age_days)) < 0)
                 return -ENOMEM;
         return 0;
 }

@@ -12,18 +12,27 @@
 #include "daemon.h"
 
 #define WIPED_CONFIG_DEFAULT "/etc/wiped/wiped.conf"
+/* Defaults of the keys whose zero value is not their default. */
+#define WIPED_CHUNK_SIZE_DEFAULT (64ull << 20)          /* chunk-size: common/chunk.h's CHUNK_SIZE_DEFAULT */
+#define WIPED_CHECKPOINT_INTERVAL_DEFAULT 5.0           /* checkpoint-interval, seconds */
+#define WIPED_CHECKPOINT_BYTES_DEFAULT (4ull << 30)     /* checkpoint-bytes */
 
 /* Read the configuration file at path (NULL: WIPED_CONFIG_DEFAULT, which may be missing; a path
  * given must exist), put cmdline (the command line and environment: taken over and reset) over it
  * and the defaults under both. On an error logs "FILE:LINE: message" and returns -errno. */
 int config_load(const char *path, struct conffile *cmdline);
 /* The settings in effect; every key has a value (socket_group NULL: none configured). The pointer
- * stays valid, the strings in it until the next config_reload(). */
+ * stays valid, the strings in it until the next config_reload(). Read the reloadable values
+ * (chunk_size, checkpoint_interval, checkpoint_bytes, resume_manual, history_max_age_days) where
+ * they are used, not once at start-up: a reload changes them in place. */
 const struct conffile *config_settings(void);
-/* Read the file again (SIGHUP). method, verify, cipher, allow and deny apply from the next request
- * on; a changed setting that needs a restart (threads, buffers, io-size, queue-depth, max-rate,
- * socket, state-dir, socket-group) keeps its value, with a warning naming it. A file that does not
- * parse changes nothing. Logs what it did; returns 0 or -errno. */
+/* Read the file again (SIGHUP). The reloadable keys take their new values at once and apply
+ * where they are next read: method, verify, cipher, allow, deny and chunk-size from the next
+ * request on, checkpoint-interval and checkpoint-bytes from a running job's next checkpoint,
+ * resume and history-max-age when next consulted. A changed setting that needs a restart
+ * (threads, buffers, io-size, queue-depth, max-rate, socket, state-dir, socket-group) keeps its
+ * value, with a warning naming it. A file that does not parse changes nothing. Logs what it did;
+ * returns 0 or -errno. */
 int config_reload(void);
 /* The file in effect, NULL when none was read (the default file is missing). */
 const char *config_path(void);
@@ -38,6 +47,7 @@ int config_check_device(const char *node, char *const *links, char *msg, size_t 
 /* The group of the socket the daemon creates: 1 with its gid in *ret when socket-group is set, 0
  * when not, -errno (logged) when the group cannot be found any more. */
 int config_socket_group(gid_t *ret);
-/* Add "config" (path or null), "method", "verify" and "cipher" to o. 0 or -ENOMEM. */
+/* Add "config" (path or null), "method", "verify", "cipher", "chunk_size", "checkpoint_interval_s",
+ * "checkpoint_bytes", "resume" ("auto", "manual") and "history_max_age_days" to o. 0 or -ENOMEM. */
 int config_json_add(struct json_object *o);
 void config_free(void);

@@ -46,6 +46,11 @@ static void test_values(void **state) {
                 "method = zero\n"
                 "verify = sample=5\n"
                 "cipher = chacha20\n"
+                "chunk-size = 128M\n"
+                "checkpoint-interval = 2.5\n"
+                "checkpoint-bytes = 1G\n"
+                "resume = manual\n"
+                "history-max-age = 30\n"
                 "allow = /dev/disk/by-id/usb-*\n"
                 "deny = /dev/sda*\n"
                 "allow = /dev/loop*\r\n"
@@ -67,6 +72,12 @@ static void test_values(void **state) {
         assert_string_equal(c.method, "zero");
         assert_string_equal(c.verify, "sample=5");
         assert_int_equal(c.cipher, KEYSTREAM_CHACHA20);
+        assert_int_equal(c.chunk_size, 128u << 20);
+        assert_true(c.checkpoint_interval == 2.5);
+        assert_int_equal(c.checkpoint_bytes, 1u << 30);
+        assert_true(c.resume_manual);
+        assert_int_equal(c.history_max_age_days, 30);
+        assert_int_equal(c.line[CONFFILE_HISTORY_MAX_AGE], 19);
         assert_int_equal(c.n_allow, 2);
         assert_string_equal(c.allow[0], "/dev/disk/by-id/usb-*");
         assert_string_equal(c.allow[1], "/dev/loop*");
@@ -75,11 +86,16 @@ static void test_values(void **state) {
         assert_string_equal(c.deny[1], "/dev/nvme0n1");
         assert_int_equal(c.line[CONFFILE_THREADS], 3);
         assert_int_equal(c.line[CONFFILE_BUFFERS], 4);
-        assert_int_equal(c.line[CONFFILE_ALLOW], 15);
+        assert_int_equal(c.line[CONFFILE_ALLOW], 20);
         for (unsigned k = 0; k < _CONFFILE_KEY_MAX; k++)
                 assert_true(c.set[k]);
         assert_string_equal(conffile_format(&c, CONFFILE_IO_SIZE, buf, sizeof(buf)), "4194304");
         assert_string_equal(conffile_format(&c, CONFFILE_CIPHER, buf, sizeof(buf)), "chacha20");
+        assert_string_equal(conffile_format(&c, CONFFILE_CHUNK_SIZE, buf, sizeof(buf)), "134217728");
+        assert_string_equal(conffile_format(&c, CONFFILE_CHECKPOINT_INTERVAL, buf, sizeof(buf)), "2.5");
+        assert_string_equal(conffile_format(&c, CONFFILE_CHECKPOINT_BYTES, buf, sizeof(buf)), "1073741824");
+        assert_string_equal(conffile_format(&c, CONFFILE_RESUME, buf, sizeof(buf)), "manual");
+        assert_string_equal(conffile_format(&c, CONFFILE_HISTORY_MAX_AGE, buf, sizeof(buf)), "30");
         assert_string_equal(conffile_format(&c, CONFFILE_ALLOW, buf, sizeof(buf)), "/dev/disk/by-id/usb-*, /dev/loop*");
         conffile_done(&c);
         assert_null(c.socket);
@@ -116,6 +132,36 @@ static void test_errors(void **state) {
         parse_fails("io-size = 128M\n", "f.conf:1: io-size = 128M: invalid I/O size (4K..64M, multiple of 4K)");
         parse_fails("max-rate = fast\n",
                     "f.conf:1: max-rate = fast: invalid rate (e.g. 200M for 200 MB/s, 0 for none)");
+        parse_fails("chunk-size = 512K\n",
+                    "f.conf:1: chunk-size = 512K: invalid chunk size (1M..1G, multiple of 1M)");
+        parse_fails("chunk-size = 2G\n", "f.conf:1: chunk-size = 2G: invalid chunk size (1M..1G, multiple of 1M)");
+        parse_fails("chunk-size = 1536K\n",
+                    "f.conf:1: chunk-size = 1536K: invalid chunk size (1M..1G, multiple of 1M)");
+        parse_fails("checkpoint-interval = 0.05\n",
+                    "f.conf:1: checkpoint-interval = 0.05: invalid interval (seconds, 0.1..3600)");
+        parse_fails("checkpoint-interval = 3600.5\n",
+                    "f.conf:1: checkpoint-interval = 3600.5: invalid interval (seconds, 0.1..3600)");
+        parse_fails("checkpoint-interval = 5s\n",
+                    "f.conf:1: checkpoint-interval = 5s: invalid interval (seconds, 0.1..3600)");
+        parse_fails("checkpoint-interval = 1e2\n",
+                    "f.conf:1: checkpoint-interval = 1e2: invalid interval (seconds, 0.1..3600)");
+        parse_fails("checkpoint-interval = .5\n",
+                    "f.conf:1: checkpoint-interval = .5: invalid interval (seconds, 0.1..3600)");
+        parse_fails("checkpoint-interval = 1.\n",
+                    "f.conf:1: checkpoint-interval = 1.: invalid interval (seconds, 0.1..3600)");
+        parse_fails("checkpoint-interval = 1.2.3\n",
+                    "f.conf:1: checkpoint-interval = 1.2.3: invalid interval (seconds, 0.1..3600)");
+        parse_fails("checkpoint-interval = nan\n",
+                    "f.conf:1: checkpoint-interval = nan: invalid interval (seconds, 0.1..3600)");
+        parse_fails("checkpoint-bytes = 1023K\n", "f.conf:1: checkpoint-bytes = 1023K: invalid size (1M..1T)");
+        parse_fails("checkpoint-bytes = 2T\n", "f.conf:1: checkpoint-bytes = 2T: invalid size (1M..1T)");
+        parse_fails("resume = yes\n", "f.conf:1: resume = yes: unknown resume mode (auto, manual)");
+        parse_fails("resume = Manual\n", "f.conf:1: resume = Manual: unknown resume mode (auto, manual)");
+        parse_fails("history-max-age = 36501\n",
+                    "f.conf:1: history-max-age = 36501: invalid age (days, 0..36500; 0: forever)");
+        parse_fails("history-max-age = 7d\n",
+                    "f.conf:1: history-max-age = 7d: invalid age (days, 0..36500; 0: forever)");
+        parse_fails("resume = auto\nresume = manual\n", "f.conf:2: duplicate key \"resume\" (first set on line 1)");
         parse_fails("method = shred\n", "f.conf:1: method = shred: unknown method (see wipectl methods)");
         parse_fails("cipher = rot13\n", "f.conf:1: cipher = rot13: unknown cipher (auto, aes-128-ctr, chacha20)");
         parse_fails("deny = sda\n",
@@ -128,6 +174,36 @@ static void test_errors(void **state) {
         parse_fails(" = 4\n", "f.conf:1: expected \"key = value\": no key before '='");
         parse_fails("[wiped]\n", "f.conf:1: expected \"key = value\", got \"[wiped]\"");
         parse_fails("Threads = 4\n", "f.conf:1: unknown key \"Threads\"");
+}
+
+/* The bounds of the chunk, checkpoint and history keys are accepted, and their values read. */
+static void test_bounds(void **state) {
+        static const char low[] = "chunk-size = 1M\ncheckpoint-interval = 0.1\ncheckpoint-bytes = 1048576\n"
+                                  "resume = auto\nhistory-max-age = 0\n",
+                          high[] = "chunk-size = 1GiB\ncheckpoint-interval = 3600\ncheckpoint-bytes = 1T\n"
+                                   "history-max-age = 36500\n";
+        struct conffile c;
+        char err[512], buf[32];
+
+        (void) state;
+        assert_int_equal(parse(&c, low, err, sizeof(err)), 0);
+        assert_int_equal(c.chunk_size, 1u << 20);
+        assert_true(c.checkpoint_interval == 0.1);
+        assert_int_equal(c.checkpoint_bytes, 1u << 20);
+        assert_true(c.set[CONFFILE_RESUME]);
+        assert_false(c.resume_manual);
+        assert_true(c.set[CONFFILE_HISTORY_MAX_AGE]);
+        assert_int_equal(c.history_max_age_days, 0);
+        assert_string_equal(conffile_format(&c, CONFFILE_CHECKPOINT_INTERVAL, buf, sizeof(buf)), "0.1");
+        assert_string_equal(conffile_format(&c, CONFFILE_RESUME, buf, sizeof(buf)), "auto");
+        conffile_done(&c);
+        assert_int_equal(parse(&c, high, err, sizeof(err)), 0);
+        assert_int_equal(c.chunk_size, 1u << 30);
+        assert_true(c.checkpoint_interval == 3600);
+        assert_int_equal(c.checkpoint_bytes, 1ull << 40);
+        assert_int_equal(c.history_max_age_days, 36500);
+        assert_false(c.set[CONFFILE_RESUME]);
+        conffile_done(&c);
 }
 
 static void test_nul(void **state) {
@@ -174,8 +250,17 @@ static void test_merge(void **state) {
         assert_int_equal(conffile_set(&cmdline, CONFFILE_THREADS, "x", msg, sizeof(msg)), -EINVAL);
         assert_string_equal(msg, "invalid thread count (1..256)");
         assert_int_equal(cmdline.threads, 2);
+        assert_int_equal(conffile_set(&cmdline, CONFFILE_CHECKPOINT_INTERVAL, "0.5", msg, sizeof(msg)), 0);
+        assert_int_equal(conffile_set(&cmdline, CONFFILE_RESUME, "manual", msg, sizeof(msg)), 0);
+        assert_int_equal(conffile_set(&cmdline, CONFFILE_CHUNK_SIZE, "3M", msg, sizeof(msg)), 0);
+        assert_int_equal(conffile_set(&cmdline, CONFFILE_HISTORY_MAX_AGE, "-1", msg, sizeof(msg)), -EINVAL);
+        assert_string_equal(msg, "invalid age (days, 0..36500; 0: forever)");
         assert_int_equal(conffile_merge(&file, &cmdline), 0);
         assert_int_equal(file.threads, 2);                     /* the command line wins */
+        assert_true(file.checkpoint_interval == 0.5);
+        assert_true(file.resume_manual);
+        assert_int_equal(file.chunk_size, 3u << 20);
+        assert_false(file.set[CONFFILE_HISTORY_MAX_AGE]);
         assert_int_equal(file.buffers, 8);                     /* the file's where it says nothing */
         assert_string_equal(file.socket, "rel.sock");
         assert_string_equal(file.method, "zero");
@@ -190,6 +275,10 @@ static void test_merge(void **state) {
         assert_false(conffile_same(&a, &b, CONFFILE_DENY));
         assert_true(conffile_same(&a, &b, CONFFILE_ALLOW));
         assert_false(conffile_same(&a, &cmdline, CONFFILE_SOCKET));
+        assert_false(conffile_same(&a, &cmdline, CONFFILE_CHECKPOINT_INTERVAL));
+        assert_false(conffile_same(&a, &cmdline, CONFFILE_RESUME));
+        assert_true(conffile_same(&a, &b, CONFFILE_CHECKPOINT_BYTES));
+        assert_true(conffile_same(&cmdline, &file, CONFFILE_CHUNK_SIZE));
         /* A list replaces the whole list. */
         assert_int_equal(conffile_merge(&a, &b), 0);
         assert_true(conffile_same(&a, &b, CONFFILE_DENY));
@@ -300,6 +389,7 @@ int main(void) {
                 cmocka_unit_test(test_values),
                 cmocka_unit_test(test_empty),
                 cmocka_unit_test(test_errors),
+                cmocka_unit_test(test_bounds),
                 cmocka_unit_test(test_nul),
                 cmocka_unit_test(test_check),
                 cmocka_unit_test(test_merge),
