@@ -207,7 +207,7 @@ static void view_row_fill(struct view_row *r, struct json_object *job) {
 
 /* Counts of jobs by state. */
 struct view_counts {
-        size_t jobs, running, done, failed, cancelled, interrupted;
+        size_t jobs, running, done, failed, cancelled, interrupted, paused;
         double rate;                    /* bytes/s of the running jobs together */
         int64_t eta;                    /* the largest known ETA of the running jobs, -1 when none */
 };
@@ -225,6 +225,8 @@ static void view_count(struct view_counts *k, struct json_object *job) {
                 k->cancelled++;
         else if (strcmp(state, "interrupted") == 0)
                 k->interrupted++;
+        else if (strcmp(state, "paused") == 0)
+                k->paused++;
         else {
                 k->running++;
                 k->rate += output_get_double(job, "rate_bps", 0);
@@ -249,7 +251,7 @@ static size_t view_state_list(const struct view_counts *k, enum view_states whic
                 const char *name;
         } parts[] = {
                 { k->running, "running" }, { k->done, "done" }, { k->failed, "failed" },
-                { k->cancelled, "cancelled" }, { k->interrupted, "interrupted" },
+                { k->cancelled, "cancelled" }, { k->interrupted, "interrupted" }, { k->paused, "paused" },
         };
         bool first = true;
 

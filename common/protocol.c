@@ -19,6 +19,9 @@ static const char *const op_names[_PROTOCOL_OP_MAX] = {
         [PROTOCOL_OP_PROBE] = "probe",
         [PROTOCOL_OP_VERIFY] = "verify",
         [PROTOCOL_OP_WATCH] = "watch",
+        [PROTOCOL_OP_PAUSE] = "pause",
+        [PROTOCOL_OP_RESUME] = "resume",
+        [PROTOCOL_OP_FORGET] = "forget",
 };
 
 const char *protocol_op_name(enum protocol_op op) {
@@ -36,7 +39,8 @@ enum protocol_op protocol_op_from_name(const char *name) {
 
 bool protocol_op_mutates(enum protocol_op op) {
         return op == PROTOCOL_OP_SUBMIT || op == PROTOCOL_OP_CANCEL || op == PROTOCOL_OP_PROBE ||
-               op == PROTOCOL_OP_VERIFY;
+               op == PROTOCOL_OP_VERIFY || op == PROTOCOL_OP_PAUSE || op == PROTOCOL_OP_RESUME ||
+               op == PROTOCOL_OP_FORGET;
 }
 
 /* Parse exactly one JSON object from line[0..len), allowing trailing blanks. 0, -EBADMSG or -ENOMEM. */

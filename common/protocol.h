@@ -24,6 +24,9 @@ enum protocol_op {
         PROTOCOL_OP_PROBE,
         PROTOCOL_OP_VERIFY,
         PROTOCOL_OP_WATCH,
+        PROTOCOL_OP_PAUSE,
+        PROTOCOL_OP_RESUME,
+        PROTOCOL_OP_FORGET,
         _PROTOCOL_OP_MAX,
         PROTOCOL_OP_INVALID = -1,
 };

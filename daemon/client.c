@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +166,7 @@ static struct json_object *op_submit(struct request_ctx *c) {
         struct job_request rq = {
                 .cipher = config_cipher(),
                 .method = config_method(),
+                .chunk_size = config_settings()->chunk_size,
         };
         const struct method *m = NULL;
         struct json_object *r, *arr;
@@ -349,6 +351,83 @@ static struct json_object *op_cancel(struct request_ctx *c) {
         return r;
 }
 
+static struct json_object *op_pause(struct request_ctx *c) {
+        static const char *const fields[] = { "job", NULL };
+        struct json_object *r = NULL;
+        struct job *job;
+        char why[64];
+        int k;
+
+        if ((r = check_fields(c, fields)))
+                return r;
+        job = request_job(c, &r);
+        if (!job)
+                return r;
+        snprintf(why, sizeof(why), "paused by uid %u", (unsigned) c->peer->uid);
+        k = job_pause(job, why);
+        if (k == -EALREADY)
+                return protocol_reply_error(c->req->id, k, "job %" PRIu64 ": already %s", job->id,
+                                            job_state_name(job_get_state(job)));
+        if (k == -EOPNOTSUPP)
+                return protocol_reply_error(c->req->id, k, "job %" PRIu64 ": a later verification cannot be paused "
+                                            "(cancel it)", job->id);
+        r = protocol_reply_new(c->req->id);
+        if (r)
+                json_object_object_add(r, "job", job_to_json(job));
+        return r;
+}
+
+static struct json_object *op_resume(struct request_ctx *c) {
+        static const char *const fields[] = { "job", "device", NULL };
+        struct json_object *r = NULL;
+        const char *device = NULL;
+        struct job *job;
+        char err[512] = "";
+        int k;
+
+        if ((r = check_fields(c, fields)))
+                return r;
+        k = protocol_get_string(c->req->obj, "device", &device);
+        if (k == -EINVAL || (k == 0 && (!*device || strlen(device) >= PATH_MAX)))
+                return bad_field(c, "device", "must be a device path");
+        job = request_job(c, &r);
+        if (!job)
+                return r;
+        k = job_resume(job, device, err, sizeof(err));
+        if (k < 0)
+                return protocol_reply_error(c->req->id, k, "%s", *err ? err : strerror(-k));
+        r = protocol_reply_new(c->req->id);
+        if (r)
+                json_object_object_add(r, "job", job_to_json(job));
+        return r;
+}
+
+static struct json_object *op_forget(struct request_ctx *c) {
+        static const char *const fields[] = { "job", NULL };
+        struct json_object *r = NULL;
+        struct job *job;
+        uint64_t id;
+        int k;
+
+        if ((r = check_fields(c, fields)))
+                return r;
+        job = request_job(c, &r);
+        if (!job)
+                return r;
+        id = job->id;
+        k = job_forget(job);
+        if (k == -EBUSY)
+                return protocol_reply_error(c->req->id, k, "job %" PRIu64 ": %s: cancel or pause it first", id,
+                                            job_state_name(job_get_state(job)));
+        if (k < 0)
+                return protocol_reply_error(c->req->id, k, "job %" PRIu64 ": cannot delete its record: %s", id,
+                                            strerror(-k));
+        r = protocol_reply_new(c->req->id);
+        if (r)
+                json_object_object_add(r, "forgotten", json_object_new_uint64(id));
+        return r;
+}
+
 static struct json_object *op_report(struct request_ctx *c) {
         static const char *const fields[] = { "job", "keys", NULL };
         struct json_object *r = NULL;
@@ -364,11 +443,25 @@ static struct json_object *op_report(struct request_ctx *c) {
         if (keys && c->peer->uid != 0)
                 return protocol_reply_error(c->req->id, -EPERM, "report: permission denied: keys are for root only");
         job = request_job(c, &r);
-        if (!job)
+        if (!job) {
+                uint64_t id;
+                struct json_object *stored;
+
+                /* A forgotten job's report stays in the state directory. */
+                if (keys || protocol_get_u64(c->req->obj, "job", &id) < 0 || !(stored = job_report_from_file(id, &k)))
+                        return r;
+                json_object_put(r);
+                r = protocol_reply_new(c->req->id);
+                if (r)
+                        json_object_object_add(r, "report", stored);
+                else
+                        json_object_put(stored);
                 return r;
+        }
         r = protocol_reply_new(c->req->id);
+        /* An ended job's report is the signed one, as written; keys make a new, unsigned one. */
         if (r)
-                json_object_object_add(r, "report", job_report_json(job, keys));
+                json_object_object_add(r, "report", (!keys ? job_report_stored(job) : NULL) ?: job_report_json(job, keys));
         if (keys)
                 log_info("job %" PRIu64 ": keys disclosed to uid %u (pid %d)", job->id, (unsigned) c->peer->uid, (int) c->peer->pid);
         return r;
@@ -618,6 +711,9 @@ static const op_handler handlers[_PROTOCOL_OP_MAX] = {
         [PROTOCOL_OP_PROBE] = op_probe,
         [PROTOCOL_OP_VERIFY] = op_verify,
         [PROTOCOL_OP_WATCH] = op_watch,
+        [PROTOCOL_OP_PAUSE] = op_pause,
+        [PROTOCOL_OP_RESUME] = op_resume,
+        [PROTOCOL_OP_FORGET] = op_forget,
 };
 
 struct json_object *client_handle(struct pool *pool, const struct peer *peer, const char *line, size_t len,

@@ -48,6 +48,10 @@ enum log_event {
         LOG_EVENT_JOB_FAILED,
         LOG_EVENT_JOB_CANCELLED,
         LOG_EVENT_JOB_INTERRUPTED,
+        LOG_EVENT_JOB_PAUSED,
+        LOG_EVENT_JOB_RESUMED,
+        LOG_EVENT_REPORT_WRITTEN,
+        LOG_EVENT_STATE_CORRUPT,
         _LOG_EVENT_MAX,
 };
 /* The event's MESSAGE_ID (32 hex digits). */
@@ -121,6 +125,17 @@ int device_open(const char *path, struct device_probe *p, char *err, size_t err_
 int device_signatures_read(const char *node, struct device_signature **ret, size_t *n);
 void device_signatures_free(struct device_signature *s, size_t n);
 void device_identity_done(struct device_identity *id);
+/* Whether a and b are the same device: size, sector sizes, model, serial, WWN and loop backing
+ * file (and the device number when same_number); *what names the first difference. */
+bool device_identity_same(const struct device_identity *a, const struct device_identity *b, bool same_number,
+                          const char **what);
+/* Whether the identity names one device among any others: a serial, a WWN or a backing file. */
+bool device_identity_strong(const struct device_identity *id);
+/* The identity of the block device at path, opened read-only without O_EXCL. 0 or -errno. */
+int device_identity_of(const char *path, struct device_identity *id);
+/* The node of the one present device with identity want (device number aside): 0 with *ret
+ * malloc'd, -ENODEV when none, -ENOTUNIQ when several. */
+int device_find_identity(const struct device_identity *want, char **ret);
 struct json_object *device_identity_json(const struct device_identity *id);
 struct json_object *device_signatures_json(const struct device_signature *s, size_t n);
 struct json_object *device_probe_json(const struct device_probe *p);
@@ -133,6 +148,7 @@ enum job_state {
         JOB_FAILED,
         JOB_CANCELLED,
         JOB_INTERRUPTED,
+        JOB_PAUSED,                     /* stopped by a user at a checkpoint; resumable */
         _JOB_STATE_MAX,
 };
 
@@ -180,6 +196,37 @@ struct stage {
         enum verify_mode mode;          /* verify: what it is reported as */
 };
 
+/* A line of a job's history (reports list them): where it started, stopped and went on. */
+enum job_event_kind {
+        JOB_EVENT_STARTED,
+        JOB_EVENT_INTERRUPTED,
+        JOB_EVENT_PAUSED,
+        JOB_EVENT_RESUMED,
+        JOB_EVENT_ENDED,
+        _JOB_EVENT_MAX,
+};
+
+struct job_event {
+        enum job_event_kind kind;
+        double at;                      /* CLOCK_REALTIME seconds */
+        char *node;                     /* the device's node then */
+        char *reason;                   /* NULL when none */
+        unsigned pass;                  /* 1-based pass of the stage then */
+        int phase;                      /* STAGE_WRITE, STAGE_VERIFY, or -1 (ended) */
+        uint64_t bytes_done;            /* of the run, as status shows it */
+};
+
+/* What is known to be on the disk: the stage then, its units done and flushed, and the counters
+ * that go with them. A resume starts here. */
+struct job_checkpoint {
+        unsigned stage;                 /* index into stages */
+        uint64_t *bits;                 /* units of that stage done (n_unit_words words) */
+        uint64_t bytes_done;            /* of the run: earlier stages plus the units in bits */
+        uint64_t bytes_written;         /* over all passes */
+        struct verify_result verify;    /* of a verify stage: the comparisons so far */
+        double at;                      /* CLOCK_REALTIME seconds; 0 when none was taken */
+};
+
 /* The work a worker claims: extents of one stage of one job, and how far it got. */
 struct job_unit {
         struct job *job;
@@ -187,6 +234,8 @@ struct job_unit {
         enum stage_kind kind;
         const struct job_pass *pass;
         unsigned pass_index;
+        uint64_t index;                 /* of the unit in its stage */
+        uint64_t bytes;                 /* it covers */
         const struct extent *extents;   /* into the job's sample plan, or &one */
         size_t n_extents;
         struct extent one;              /* a whole-device chunk */
@@ -233,7 +282,11 @@ struct job {
         atomic_uint holders;               /* workers holding a unit they still submit from */
         atomic_bool abort;                 /* cancel, failure or shutdown: claim nothing more */
         atomic_bool finished;              /* job_finish() ran (exactly once per run; set under lock) */
+        atomic_bool settled;               /* and returned: its thread no longer looks at the job */
         atomic_uint run;                   /* run generation: bumped by a later verify (under lock) */
+        _Atomic uint64_t *unit_bits;       /* units of the current stage completed; claims skip them */
+        size_t n_unit_words;
+        atomic_uint_fast64_t ckpt_pending; /* bytes completed since the last checkpoint */
 
         /* Protected by lock. */
         pthread_mutex_t lock;
@@ -249,6 +302,15 @@ struct job {
         struct verify_result *runs;     /* every verification of the last pass */
         size_t n_runs;
 
+        /* Persistence (job lock). */
+        struct job_checkpoint ckpt;     /* the latest checkpoint of this run */
+        struct job_event *history;
+        size_t n_history;
+        char *reason;                   /* why it is interrupted or paused; NULL otherwise */
+        unsigned interruptions, resumes;
+        bool dirty;                     /* the record on disk is older than the job */
+        bool ckpt_queued;               /* a checkpoint waits for the flusher */
+
         /* The wipe itself, kept when a later verification runs (job lock). */
         double wipe_started, wipe_ended;        /* CLOCK_REALTIME seconds */
         uint64_t wipe_work;                     /* bytes written and read by the wipe */
@@ -259,8 +321,18 @@ struct job {
         double rate_bps;                /* smoothed rate of work */
         uint64_t sample_bytes;          /* bytes_done at the last sample */
         double sample_mono;             /* time of the last sample */
+        enum job_state wipe_state;      /* how the wipe ended, while a later verification runs */
+        bool reported;                  /* its report is written (for the end at reported_end) */
+        double reported_end;
+        char *report_file;              /* where, once written */
+        double ckpt_mono;               /* CLOCK_MONOTONIC of the latest checkpoint request */
+        double persist_retry;           /* CLOCK_MONOTONIC: no record write before (after a failure) */
+        double resume_until;            /* CLOCK_MONOTONIC: retry a busy device until then */
+        double resume_next;             /* and not before this */
         struct job *flush_next;         /* the flusher's queue (its lock) */
+        struct job *ckpt_next;          /* its checkpoint queue (its lock) */
         unsigned flush_run;             /* the run whose stage the flusher completes */
+        double forgotten_at;            /* CLOCK_MONOTONIC when forgotten: freed a little later */
         struct job *next;               /* job table order: oldest first */
 };
 
@@ -277,6 +349,7 @@ struct job_request {
         unsigned queue_depth;           /* 0: the daemon's default */
         uint32_t io_size;               /* 0: the daemon's buffer size */
         uint64_t max_rate;              /* bytes/s, 0: none */
+        uint64_t chunk_size;            /* bytes per chunk, 0: CHUNK_SIZE_DEFAULT */
 };
 
 const char *verify_mode_name(enum verify_mode m);
@@ -304,9 +377,10 @@ void job_verify_mismatch(struct job *job, uint64_t offset);
 /* Claim the next unit of the job's current stage into *u: true, or false when there is none.
  * Called with the pool lock held. */
 bool job_claim_unit(struct job *job, struct job_unit *u);
-/* Called by a worker after releasing a unit: advances the job to its next stage, or ends it,
+/* Called by a worker after releasing a unit (completed: the unit, when all of it was done; else
+ * NULL): advances the job to its next stage, or ends it,
  * when the stage is complete (on the flusher thread) or the job aborted. */
-void job_release_chunk(struct job *job, bool completed, unsigned run);
+void job_release_chunk(struct job *job, const struct job_unit *completed, unsigned run);
 /* Start the flusher thread that flushes completed passes. 0 or -errno (then workers flush). */
 int job_flusher_start(void);
 /* Complete what is queued, then stop it; stages complete on the workers afterwards. */
@@ -314,11 +388,33 @@ void job_flusher_stop(void);
 /* Shutdown: every unfinished job stops and ends interrupted (now, or when its workers release
  * their chunks). Call before pool_free() and again after it. */
 void job_interrupt_all(void);
-/* Where job records are saved (the state directory); NULL for nowhere. 0 or -ENOMEM. */
+/* Stop a running job at a consistent point: its completed units are flushed and recorded, the
+ * device closed, the state "paused" with why as the reason. -EALREADY when it is not running. */
+int job_pause(struct job *job, const char *why);
+/* Continue a paused or interrupted job from its checkpoint on the device with its identity, at
+ * path when given (needed for a device with no serial, WWN or backing file), else wherever it is
+ * now. 0, or -errno with a message in err: -ENODEV no such device, -ESTALE identity differs,
+ * -EBUSY in use, -EALREADY not stopped. */
+int job_resume(struct job *job, const char *path, char *err, size_t err_len);
+/* Drop an ended or stopped job from the table and delete its record (the report stays).
+ * -EBUSY while it runs. */
+int job_forget(struct job *job);
+/* Where job records and reports are kept (the state directory); NULL for nowhere. Creates jobs/
+ * and reports/ and loads the host key. 0 or -errno (logged). */
 int job_set_state_dir(const char *dir);
-/* Save every job that ended interrupted to STATE_DIR/jobs/ID.json (atomically, 0600), with its
- * request, identity, keys and progress, for a later resume. Failures are logged. */
-void job_save_unfinished(void);
+/* Read the saved jobs (once, before serving): corrupt records are moved aside, unfinished jobs
+ * come back interrupted and, unless resume is manual, are resumed where their device is present. */
+void job_load_all(struct pool *pool);
+/* Main loop, about every 0.1 s: checkpoints due, records and reports to write, busy devices to
+ * retry, old history to prune. */
+void job_tick(void);
+/* Write every record that changed now (shutdown). */
+void job_persist_all(void);
+/* The signed report of a job that is no longer in the table (forgotten), from the state
+ * directory: NULL with -errno in *r. */
+struct json_object *job_report_from_file(uint64_t id, int *r);
+/* The signed report of an ended job as written, or NULL when there is none (yet). */
+struct json_object *job_report_stored(struct job *job);
 /* "idle", or "3 running, 41% overall, ETA 2h13m" (sd_notify STATUS=). */
 void job_summary(char *buf, size_t n);
 /* Update smoothed rates; called by the main loop about twice a second. */
@@ -330,6 +426,31 @@ const char *job_state_name(enum job_state s);
 struct json_object *job_to_json(struct job *job);
 struct json_object *job_report_json(struct job *job, bool with_keys);
 void job_free_all(void);
+
+/* state.c: job records on disk (STATE_DIR/jobs/ID.json) and the host key that signs reports. */
+#define STATE_RECORD_FORMAT 2
+#define STATE_RECORD_MAX (256u << 20)   /* bytes of a record file */
+/* Write len bytes to dir/name atomically: a temporary file (0600, O_EXCL|O_NOFOLLOW), fsync,
+ * rename, fsync of the directory. 0 or -errno (nothing is left behind on failure). */
+int state_write_atomic(const char *dir, const char *name, const char *text, size_t len);
+/* The job's record: request, identity, keys, plan, checkpoint, history. NULL on ENOMEM. */
+struct json_object *state_record_json(struct job *job);
+/* The record as the file holds it: one line with its SHA-256 in it. malloc'd, NULL on ENOMEM. */
+char *state_record_text(struct json_object *rec, size_t *len);
+/* Read and check a record file: size, checksum, strict JSON. 0 with *ret, or -errno with err. */
+int state_record_read(int dirfd, const char *name, struct json_object **ret, char *err, size_t err_len);
+/* Fill a new job (fd -1, no pool) from a checked record: every field's type and range is
+ * checked. 0, or -EBADMSG/-ENOMEM with the field named in err. */
+int state_record_parse(struct json_object *rec, struct job *job, char *err, size_t err_len);
+/* The checkpoint's done units ([first, count] pairs) into bits of n units (zeroed by the caller):
+ * 0, or -EBADMSG when one is out of range. */
+int state_record_bits(struct json_object *rec, uint64_t *bits, uint64_t n);
+const char *job_event_name(enum job_event_kind k);
+/* The job's history as JSON (job lock held). NULL on ENOMEM. */
+struct json_object *job_history_json(const struct job *job);
+#define JOB_HISTORY_MAX 1000         /* events kept per job */
+/* Append an event to the job's history (job lock held). 0 or -ENOMEM. */
+int job_event_add(struct job *job, enum job_event_kind kind, const char *reason, uint64_t bytes_done);
 
 /* worker.c */
 struct pool_config {
@@ -344,6 +465,8 @@ struct pool_config {
 int pool_new(struct pool **ret, const struct pool_config *cfg);
 /* The I/Os in flight a device gets by default (from the pool's setting or its topology). */
 unsigned pool_device_queue_depth(struct pool *pool, const struct device_identity *id);
+/* Take a job off the list of jobs with units to claim (before it is freed). */
+void pool_remove_job(struct pool *pool, struct job *job);
 /* Make a job's units claimable. */
 void pool_add_job(struct pool *pool, struct job *job);
 /* Run fn(job) under the pool lock: changes to a job's stage are made there. */

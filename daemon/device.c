@@ -1299,3 +1299,100 @@ struct json_object *device_probe_json(const struct device_probe *p) {
         json_object_object_add(o, "partitions", parts);
         return o;
 }
+
+/* ---- finding a device again by what it is ---- */
+
+bool device_identity_same(const struct device_identity *a, const struct device_identity *b, bool same_number,
+                          const char **what) {
+#define SAME_STR(x, y) ((!(x) && !(y)) || ((x) && (y) && strcmp((x), (y)) == 0))
+        if (same_number && a->rdev != b->rdev)
+                *what = "device number";
+        else if (a->size != b->size)
+                *what = "size";
+        else if (a->logical_sector != b->logical_sector || a->physical_sector != b->physical_sector)
+                *what = "sector size";
+        else if (!SAME_STR(a->model, b->model))
+                *what = "model";
+        else if (!SAME_STR(a->serial, b->serial))
+                *what = "serial";
+        else if (!SAME_STR(a->wwn, b->wwn))
+                *what = "WWN";
+        else if (a->is_loop != b->is_loop || a->backing_inode != b->backing_inode || a->backing_dev != b->backing_dev ||
+                 !SAME_STR(a->backing_file, b->backing_file))
+                *what = "loop backing file";
+        else
+                return true;
+        return false;
+#undef SAME_STR
+}
+
+bool device_identity_strong(const struct device_identity *id) {
+        return (id->serial && *id->serial) || (id->wwn && *id->wwn) || (id->is_loop && id->backing_file && id->backing_inode);
+}
+
+int device_identity_of(const char *path, struct device_identity *id) {
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+
+        *id = (struct device_identity) {};
+        /* Read-only and shared: looking does not disturb a device someone else holds. */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISBLK(st.st_mode))
+                return -ENOTBLK;
+        identity_read(id, fd, path, st.st_rdev);
+        return id->node && id->name ? 0 : -ENOMEM;
+}
+
+int device_find_identity(const struct device_identity *want, char **ret) {
+        _cleanup_free_ char *found = NULL;
+        DIR *d = opendir("/sys/class/block");
+        struct dirent *e;
+        unsigned matches = 0;
+
+        if (!d)
+                return -errno;
+        while ((e = readdir(d))) {
+                struct device_identity id;
+                char path[PATH_MAX], node[PATH_MAX];
+                const char *what;
+                unsigned long long sectors;
+                FILE *f;
+                int ok;
+
+                if (e->d_name[0] == '.')
+                        continue;
+                /* The size first: most devices are told apart without opening them. */
+                snprintf(path, sizeof(path), "/sys/class/block/%s/size", e->d_name);
+                f = fopen(path, "re");
+                if (!f)
+                        continue;
+                ok = fscanf(f, "%llu", &sectors) == 1;
+                fclose(f);
+                if (!ok || sectors * 512ULL != want->size)
+                        continue;
+                snprintf(node, sizeof(node), "/dev/%s", e->d_name);
+                if (device_identity_of(node, &id) < 0) {
+                        device_identity_done(&id);
+                        continue;
+                }
+                if (device_identity_same(want, &id, false, &what)) {
+                        matches++;
+                        if (!found)
+                                found = strdup(node);
+                }
+                device_identity_done(&id);
+        }
+        closedir(d);
+        if (matches == 0)
+                return -ENODEV;
+        if (matches > 1)
+                return -ENOTUNIQ;
+        if (!found)
+                return -ENOMEM;
+        *ret = TAKE_PTR(found);
+        return 0;
+}

@@ -27,11 +27,17 @@
 #include <openssl/evp.h>
 
 #include "cleanup.h"
+#include "daemon-config.h"
 #include "daemon.h"
+#include "sign.h"
 #include "protocol.h"
 #include "units.h"
 
 #define SAMPLE_EXTENTS_PER_UNIT 16      /* sample extents one worker claims at a time */
+
+static int json_add(struct json_object *o, const char *k, struct json_object *v);
+static struct json_object *error_json(struct job *job);
+static void graveyard_sweep(double now, bool all);
 
 static struct job *jobs_head, *jobs_tail;  /* oldest first */
 static uint64_t jobs_next_id = 1;
@@ -43,6 +49,7 @@ static const char *const state_names[_JOB_STATE_MAX] = {
         [JOB_FAILED] = "failed",
         [JOB_CANCELLED] = "cancelled",
         [JOB_INTERRUPTED] = "interrupted",
+        [JOB_PAUSED] = "paused",
 };
 
 static const char *const verify_names[_VERIFY_MODE_MAX] = {
@@ -126,7 +133,8 @@ enum job_state job_get_state(struct job *job) {
 
 struct job *job_find_active_rdev(dev_t rdev) {
         for (struct job *j = jobs_head; j; j = j->next)
-                if (j->info.rdev == rdev && !job_state_is_final(job_get_state(j)))
+                /* A paused job holds nothing: its device is closed until it resumes. */
+                if (j->info.rdev == rdev && !atomic_load(&j->finished) && !job_state_is_final(job_get_state(j)))
                         return j;
         return NULL;
 }
@@ -140,6 +148,15 @@ static void job_free(struct job *job) {
                 OPENSSL_cleanse(job->passes[i].key, sizeof(job->passes[i].key));
         free(job->passes);
         free(job->stages);
+        free((void *) job->unit_bits);
+        free(job->ckpt.bits);
+        for (size_t i = 0; i < job->n_history; i++) {
+                free(job->history[i].node);
+                free(job->history[i].reason);
+        }
+        free(job->history);
+        free(job->reason);
+        free(job->report_file);
         free(job->runs);
         free(job->method);
         sample_plan_done(&job->sample);
@@ -160,6 +177,7 @@ void job_free_all(void) {
                 job_free(j);
         }
         jobs_tail = NULL;
+        graveyard_sweep(0, true);
         job_set_state_dir(NULL);
 }
 
@@ -211,16 +229,89 @@ static int job_plan_stages(struct job *job) {
         return 0;
 }
 
-/* Make stage i the current one (no unit of the job is held). */
+/* Units of a stage. */
+static uint64_t stage_units(const struct job *job, const struct stage *st) {
+        return st->kind == STAGE_VERIFY && st->sampled ?
+               (job->sample.n_extents + SAMPLE_EXTENTS_PER_UNIT - 1) / SAMPLE_EXTENTS_PER_UNIT : job->plan.n_chunks;
+}
+
+/* Bytes of unit u of a stage. */
+static uint64_t unit_bytes(const struct job *job, const struct stage *st, uint64_t u) {
+        uint64_t off, len = 0;
+
+        if (st->kind == STAGE_VERIFY && st->sampled) {
+                for (size_t e = u * SAMPLE_EXTENTS_PER_UNIT;
+                     e < job->sample.n_extents && e < (u + 1) * SAMPLE_EXTENTS_PER_UNIT; e++)
+                        len += job->sample.extents[e].length;
+                return len;
+        }
+        chunk_range(&job->plan, u, &off, &len);
+        return len;
+}
+
+/* Bytes of work of the stages before stage i. */
+static uint64_t stage_base(const struct job *job, unsigned i) {
+        uint64_t b = 0;
+
+        for (unsigned k = 0; k < i && k < job->n_stages; k++)
+                b += stage_bytes(job, &job->stages[k]);
+        return b;
+}
+
+/* Room for the done-unit bitmaps of every stage (the current one, and the checkpoint's).
+ * 0 or -ENOMEM. */
+static int job_alloc_bits(struct job *job) {
+        uint64_t n = job->plan.n_chunks, s = (job->sample.n_extents + SAMPLE_EXTENTS_PER_UNIT - 1) / SAMPLE_EXTENTS_PER_UNIT;
+        size_t words = (size_t) (((n > s ? n : s) + 63) / 64);
+        _Atomic uint64_t *bits;
+        uint64_t *ck;
+
+        if (words <= job->n_unit_words)
+                return 0;
+        bits = calloc(words, sizeof(*bits));
+        ck = calloc(words, sizeof(*ck));
+        if (!bits || !ck) {
+                free((void *) bits);
+                free(ck);
+                return -ENOMEM;
+        }
+        if (job->ckpt.bits)
+                memcpy(ck, job->ckpt.bits, job->n_unit_words * sizeof(*ck));
+        free((void *) job->unit_bits);
+        free(job->ckpt.bits);
+        job->unit_bits = bits;
+        job->ckpt.bits = ck;
+        job->n_unit_words = words;
+        return 0;
+}
+
+static bool unit_bit(_Atomic uint64_t *bits, uint64_t u) {
+        return atomic_load_explicit(&bits[u / 64], memory_order_relaxed) >> (u % 64) & 1;
+}
+
+/* Make stage i the current one (no unit of the job is held). Unless this run is a later
+ * verification, the stage's start is the checkpoint now: every earlier stage was flushed. */
 static void job_stage_enter(struct job *job, unsigned i) {
         const struct stage *st = &job->stages[i];
 
         atomic_store(&job->stage_index, i);
-        atomic_store(&job->stage_units, st->kind == STAGE_VERIFY && st->sampled ?
-                     (job->sample.n_extents + SAMPLE_EXTENTS_PER_UNIT - 1) / SAMPLE_EXTENTS_PER_UNIT :
-                     job->plan.n_chunks);
+        atomic_store(&job->stage_units, stage_units(job, st));
         atomic_store(&job->next_unit, 0);
         atomic_store(&job->units_done, 0);
+        for (size_t w = 0; w < job->n_unit_words; w++)
+                atomic_store_explicit(&job->unit_bits[w], 0, memory_order_relaxed);
+        atomic_store(&job->ckpt_pending, 0);
+        pthread_mutex_lock(&job->lock);
+        if (!job->reverify) {
+                job->ckpt.stage = i;
+                memset(job->ckpt.bits, 0, job->n_unit_words * sizeof(*job->ckpt.bits));
+                job->ckpt.bytes_done = stage_base(job, i);
+                job->ckpt.bytes_written = atomic_load(&job->bytes_written);
+                job->ckpt.verify = (struct verify_result) {};
+                job->ckpt.at = now_realtime();
+                job->dirty = true;
+        }
+        pthread_mutex_unlock(&job->lock);
         if (st->kind == STAGE_VERIFY) {
                 pthread_mutex_lock(&job->lock);
                 job->current = (struct verify_result) {
@@ -245,9 +336,12 @@ bool job_claim_unit(struct job *job, struct job_unit *u) {
 
         if (atomic_load(&job->abort))
                 return false;
-        c = atomic_fetch_add(&job->next_unit, 1);
-        if (c >= atomic_load(&job->stage_units))
-                return false;
+        /* Units done before a resume are skipped. */
+        do {
+                c = atomic_fetch_add(&job->next_unit, 1);
+                if (c >= atomic_load(&job->stage_units))
+                        return false;
+        } while (unit_bit(job->unit_bits, c));
         st = &job->stages[atomic_load(&job->stage_index)];
         *u = (struct job_unit) {
                 .job = job,
@@ -255,6 +349,8 @@ bool job_claim_unit(struct job *job, struct job_unit *u) {
                 .kind = st->kind,
                 .pass = &job->passes[st->pass],
                 .pass_index = st->pass,
+                .index = c,
+                .bytes = unit_bytes(job, st, c),
         };
         if (st->kind == STAGE_VERIFY && st->sampled) {
                 size_t first = c * SAMPLE_EXTENTS_PER_UNIT;
@@ -321,7 +417,7 @@ static struct job *job_new(const char *device, struct device_probe *probe, const
         if (job->info.physical_sector > unit && job->info.physical_sector <= 65536 &&
             io_size % job->info.physical_sector == 0 && job->info.size % job->info.physical_sector == 0)
                 unit = job->info.physical_sector;
-        *r = chunk_plan_init(&job->plan, job->info.size, unit, 0, io_size);
+        *r = chunk_plan_init(&job->plan, job->info.size, unit, rq->chunk_size, io_size);
         /* Every I/O is whole sectors of the plan and fits the pool's buffers; where the device
          * names an optimal I/O size (a RAID stripe) that fits, a whole number of those. */
         job->piece = (rq->io_size ? rq->io_size : io_size) / unit * unit;
@@ -338,6 +434,8 @@ static struct job *job_new(const char *device, struct device_probe *probe, const
                 *r = job_plan_sample(job, rq->verify_percent, rq->have_seed, rq->seed);
         if (*r == 0)
                 *r = job_plan_stages(job);
+        if (*r == 0)
+                *r = job_alloc_bits(job);
         if (*r < 0) {
                 job_free(job);
                 return NULL;
@@ -403,6 +501,11 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
                 job->id = jobs_next_id++;
                 job->started_at = job->wipe_started = rt;
                 job->started_mono = job->sample_mono = mono;
+                pthread_mutex_lock(&job->lock);
+                (void) job_event_add(job, JOB_EVENT_STARTED, NULL, 0);
+                job->dirty = true;
+                pthread_mutex_unlock(&job->lock);
+                job->ckpt_mono = mono;
                 if (jobs_tail)
                         jobs_tail->next = job;
                 else
@@ -422,11 +525,136 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
         return 0;
 }
 
+/* Bytes written over all passes when stage holds done bytes of its units: the passes before it
+ * whole, and those bytes when it writes. */
+static uint64_t written_at(const struct job *job, unsigned stage, uint64_t done) {
+        uint64_t w = 0;
+
+        for (unsigned k = 0; k < stage && k < job->n_stages; k++)
+                if (job->stages[k].kind == STAGE_WRITE)
+                        w += job->info.size;
+        if (stage < job->n_stages && job->stages[stage].kind == STAGE_WRITE)
+                w += done;
+        return w;
+}
+
+/* The completed units of the current stage and what goes with them, taken where the stage cannot
+ * change (under the pool lock, or when no unit is held). */
+struct ckpt_snap {
+        unsigned run, stage;
+        enum stage_kind kind;
+        uint64_t *bits;
+        uint64_t bytes_done, bytes_written;
+        struct verify_result verify;
+};
+
+static int ckpt_snapshot(struct job *job, struct ckpt_snap *c) {
+        const struct stage *st;
+        uint64_t units, done = 0;
+
+        c->run = atomic_load(&job->run);
+        c->stage = atomic_load(&job->stage_index);
+        st = &job->stages[c->stage];
+        c->kind = st->kind;
+        c->bits = calloc(job->n_unit_words, sizeof(*c->bits));
+        if (!c->bits)
+                return -ENOMEM;
+        for (size_t w = 0; w < job->n_unit_words; w++)
+                c->bits[w] = atomic_load(&job->unit_bits[w]);
+        units = atomic_load(&job->stage_units);
+        for (uint64_t u = 0; u < units; u++)
+                if (c->bits[u / 64] >> (u % 64) & 1)
+                        done += unit_bytes(job, st, u);
+        c->bytes_done = stage_base(job, c->stage) + done;
+        c->bytes_written = written_at(job, c->stage, done);
+        atomic_store(&job->ckpt_pending, 0);
+        pthread_mutex_lock(&job->lock);
+        c->verify = st->kind == STAGE_VERIFY ? job->current : (struct verify_result) {};
+        pthread_mutex_unlock(&job->lock);
+        return 0;
+}
+
+/* Make a snapshot whose writes were flushed the checkpoint, unless the job moved on meanwhile
+ * (final: the job's own last one, taken when it stopped). */
+static void ckpt_store(struct job *job, const struct ckpt_snap *c, bool final) {
+        pthread_mutex_lock(&job->lock);
+        if (final || (!atomic_load(&job->finished) && atomic_load(&job->run) == c->run && c->stage >= job->ckpt.stage)) {
+                job->ckpt.stage = c->stage;
+                memcpy(job->ckpt.bits, c->bits, job->n_unit_words * sizeof(*c->bits));
+                job->ckpt.bytes_done = c->bytes_done;
+                job->ckpt.bytes_written = c->bytes_written;
+                job->ckpt.verify = c->verify;
+                job->ckpt.at = now_realtime();
+                job->dirty = true;
+        }
+        pthread_mutex_unlock(&job->lock);
+}
+
+/* A checkpoint of a running job (on the flusher): what its workers completed is flushed, then
+ * recorded. */
+static void job_checkpoint(struct job *job, unsigned run) {
+        struct ckpt_snap c = {};
+        int fd = -1, r;
+
+        pool_lock(job->pool);
+        if (atomic_load(&job->run) == run && !atomic_load(&job->finished) && !atomic_load(&job->abort)) {
+                pthread_mutex_lock(&job->lock);
+                /* Our own descriptor: the job may end and close its own meanwhile. */
+                if (job->fd >= 0)
+                        fd = fcntl(job->fd, F_DUPFD_CLOEXEC, 0);
+                pthread_mutex_unlock(&job->lock);
+                if (fd >= 0 && ckpt_snapshot(job, &c) < 0) {
+                        close(fd);
+                        fd = -1;
+                }
+        }
+        pool_unlock(job->pool);
+        if (fd >= 0) {
+                r = c.kind == STAGE_WRITE && fdatasync(fd) < 0 ? -errno : 0;
+                close(fd);
+                if (r < 0)
+                        job_fail(job, r, "%s: flush for a checkpoint failed: %s", job->info.node, strerror(-r));
+                else
+                        ckpt_store(job, &c, false);
+        }
+        free(c.bits);
+        pthread_mutex_lock(&job->lock);
+        job->ckpt_queued = false;
+        pthread_mutex_unlock(&job->lock);
+}
+
+int job_event_add(struct job *job, enum job_event_kind kind, const char *reason, uint64_t bytes_done) {
+        unsigned si = atomic_load(&job->stage_index);
+        const struct stage *st = si < job->n_stages ? &job->stages[si] : NULL;
+        struct job_event *h;
+
+        /* A job that keeps being interrupted keeps its first events and its counters. */
+        if (job->n_history >= JOB_HISTORY_MAX)
+                return 0;
+        h = realloc(job->history, (job->n_history + 1) * sizeof(*h));
+        if (!h)
+                return -ENOMEM;
+        job->history = h;
+        h[job->n_history] = (struct job_event) {
+                .kind = kind,
+                .at = now_realtime(),
+                .node = job->info.node ? strdup(job->info.node) : NULL,
+                .reason = reason ? strdup(reason) : NULL,
+                .pass = st ? st->pass + 1 : job->n_passes,
+                .phase = kind == JOB_EVENT_ENDED || !st ? -1 : (int) st->kind,
+                .bytes_done = bytes_done,
+        };
+        job->n_history++;
+        return 0;
+}
+
 /* End run `run` of the job in state s (once per run; later calls, and calls for an older run,
- * do nothing). Closes the device. */
+ * do nothing). Closes the device; a job that stops (paused, interrupted) takes its last
+ * checkpoint first. */
 static void job_finish(struct job *job, enum job_state s, unsigned run) {
         enum verify_mode run_verify;
-        bool reverify;
+        struct ckpt_snap c = {};
+        bool reverify, stopped;
         int fd;
         char b[64];
 
@@ -439,16 +667,31 @@ static void job_finish(struct job *job, enum job_state s, unsigned run) {
         atomic_store(&job->finished, true);
         reverify = job->reverify;
         run_verify = job->run_verify;
+        /* A later verification that is interrupted just stops: the job is what the wipe left. */
+        if (reverify && (s == JOB_INTERRUPTED || s == JOB_PAUSED))
+                s = job->wipe_state;
+        stopped = s == JOB_INTERRUPTED || s == JOB_PAUSED;
         job->state = s;
         job->ended_at = now_realtime();
-        if (!reverify) {
+        if (!reverify && !stopped) {
                 job->wipe_ended = job->ended_at;
                 job->wipe_work = atomic_load(&job->bytes_done);
         }
+        if (!reverify)
+                job->wipe_state = s;
         fd = job->fd;
         job->fd = -1;
         pthread_mutex_unlock(&job->lock);
 
+        /* Every unit is given back: what is complete is flushed and becomes the checkpoint. */
+        if (fd >= 0 && stopped && ckpt_snapshot(job, &c) == 0) {
+                if (c.kind != STAGE_WRITE || fdatasync(fd) == 0)
+                        ckpt_store(job, &c, true);
+                else
+                        log_warning("job %" PRIu64 ": %s: flush when stopping failed: %s: resuming from the previous "
+                                    "checkpoint", job->id, job->info.node, strerror(errno));
+                free(c.bits);
+        }
         /* The old partitions are gone from the disk: let the kernel forget them too (best effort;
          * it fails harmlessly on devices without partitions or with one in use). Outside the
          * lock: status requests must not wait for the device. */
@@ -456,19 +699,44 @@ static void job_finish(struct job *job, enum job_state s, unsigned run) {
                 (void) ioctl(fd, BLKRRPART, 0);
         if (fd >= 0)
                 close(fd);
+
+        pthread_mutex_lock(&job->lock);
+        if (s == JOB_DONE && !reverify)
+                job->ckpt = (struct job_checkpoint) { .stage = job->n_stages, .bits = job->ckpt.bits,
+                                                      .bytes_done = job->work_total,
+                                                      .bytes_written = written_at(job, job->n_stages, 0),
+                                                      .at = job->ended_at };
+        if (!reverify)
+                (void) job_event_add(job, s == JOB_PAUSED ? JOB_EVENT_PAUSED : s == JOB_INTERRUPTED ?
+                                     JOB_EVENT_INTERRUPTED : JOB_EVENT_ENDED,
+                                     stopped ? job->reason : s == JOB_FAILED ? job->error_msg :
+                                     s == JOB_CANCELLED ? "cancelled" : NULL,
+                                     stopped ? job->ckpt.bytes_done : atomic_load(&job->bytes_done));
+        if (s == JOB_INTERRUPTED && !reverify)
+                job->interruptions++;
+        job->dirty = true;
+        pthread_mutex_unlock(&job->lock);
+
         if (s == JOB_DONE && reverify)
                 log_job_event(LOG_INFO, LOG_EVENT_JOB_DONE, job, "job %" PRIu64 ": %s: verified again (%s): passed",
                               job->id, job->info.node, verify_mode_name(run_verify));
+        else if (reverify && job_state_is_final(s) && s != JOB_FAILED)
+                log_info("job %" PRIu64 ": %s: verifying again stopped", job->id, job->info.node);
         else if (s == JOB_DONE)
                 log_job_event(LOG_NOTICE, LOG_EVENT_JOB_DONE, job,
                               "job %" PRIu64 ": %s: done: %s, %u passes written and flushed, verification %s", job->id,
                               job->info.node, units_size(b, sizeof(b), job->info.size), job->n_passes,
                               verify_mode_name(job->verify));
+        else if (s == JOB_PAUSED)
+                log_job_event(LOG_NOTICE, LOG_EVENT_JOB_PAUSED, job, "job %" PRIu64 ": %s: paused at %s of %s (%s)",
+                              job->id, job->info.node, units_size(b, sizeof(b), job->ckpt.bytes_done),
+                              units_size((char[32]) {}, 32, job->work_total), job->reason ? job->reason : "");
         else
                 log_job_event(s == JOB_FAILED ? LOG_ERR : LOG_WARNING,
                               s == JOB_FAILED ? LOG_EVENT_JOB_FAILED :
                               s == JOB_CANCELLED ? LOG_EVENT_JOB_CANCELLED : LOG_EVENT_JOB_INTERRUPTED,
                               job, "job %" PRIu64 ": %s: %s", job->id, job->info.node, job_state_name(s));
+        atomic_store(&job->settled, true);
 }
 
 void job_fail(struct job *job, int error, const char *fmt, ...) {
@@ -624,14 +892,16 @@ static void job_unit_put(struct job *job, unsigned run) {
 }
 
 /* The flusher: one thread that completes stages (a flush waits on the device, for a second or more
- * on a disk with a large cache), so that a worker never stops feeding its other devices for it.
- * Jobs wait in a FIFO; each holds the unit of its stage's end until the flusher is done with it. */
+ * on a disk with a large cache), so that a worker never stops feeding its other devices for it,
+ * and takes checkpoints. Jobs wait in two FIFOs; a job whose stage ends holds the unit of its
+ * stage's end until the flusher is done with it. Stage ends go first. */
 static struct {
         pthread_mutex_t lock;
         pthread_cond_t cond;
         pthread_t thread;
         bool running, stop;
         struct job *head, *tail;
+        struct job *ckpt_head, *ckpt_tail;
 } flusher = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
 
 static void *flusher_main(void *arg) {
@@ -642,21 +912,32 @@ static void *flusher_main(void *arg) {
                 struct job *job = flusher.head;
                 unsigned run;
 
-                if (!job) {
-                        if (flusher.stop)
-                                break;
-                        pthread_cond_wait(&flusher.cond, &flusher.lock);
+                if (job) {
+                        flusher.head = job->flush_next;
+                        if (!flusher.head)
+                                flusher.tail = NULL;
+                        job->flush_next = NULL;
+                        run = job->flush_run;
+                        pthread_mutex_unlock(&flusher.lock);
+                        job_stage_complete(job, run);
+                        job_unit_put(job, run);
+                        pthread_mutex_lock(&flusher.lock);
                         continue;
                 }
-                flusher.head = job->flush_next;
-                if (!flusher.head)
-                        flusher.tail = NULL;
-                job->flush_next = NULL;
-                run = job->flush_run;
-                pthread_mutex_unlock(&flusher.lock);
-                job_stage_complete(job, run);
-                job_unit_put(job, run);
-                pthread_mutex_lock(&flusher.lock);
+                job = flusher.ckpt_head;
+                if (job) {
+                        flusher.ckpt_head = job->ckpt_next;
+                        if (!flusher.ckpt_head)
+                                flusher.ckpt_tail = NULL;
+                        job->ckpt_next = NULL;
+                        pthread_mutex_unlock(&flusher.lock);
+                        job_checkpoint(job, atomic_load(&job->run));
+                        pthread_mutex_lock(&flusher.lock);
+                        continue;
+                }
+                if (flusher.stop)
+                        break;
+                pthread_cond_wait(&flusher.cond, &flusher.lock);
         }
         pthread_mutex_unlock(&flusher.lock);
         return NULL;
@@ -707,11 +988,44 @@ static bool flusher_post(struct job *job, unsigned run) {
         return posted;
 }
 
-void job_release_chunk(struct job *job, bool completed, unsigned run) {
+/* Queue a checkpoint of a running job (main thread). Without a flusher, none is taken. */
+static void flusher_post_checkpoint(struct job *job) {
+        pthread_mutex_lock(&job->lock);
+        if (job->ckpt_queued) {
+                pthread_mutex_unlock(&job->lock);
+                return;
+        }
+        job->ckpt_queued = true;
+        pthread_mutex_unlock(&job->lock);
+        pthread_mutex_lock(&flusher.lock);
+        if (flusher.running && !flusher.stop) {
+                job->ckpt_next = NULL;
+                if (flusher.ckpt_tail)
+                        flusher.ckpt_tail->ckpt_next = job;
+                else
+                        flusher.ckpt_head = job;
+                flusher.ckpt_tail = job;
+                pthread_cond_signal(&flusher.cond);
+                pthread_mutex_unlock(&flusher.lock);
+                return;
+        }
+        pthread_mutex_unlock(&flusher.lock);
+        pthread_mutex_lock(&job->lock);
+        job->ckpt_queued = false;
+        pthread_mutex_unlock(&job->lock);
+}
+
+void job_release_chunk(struct job *job, const struct job_unit *completed, unsigned run) {
         /* Read before this unit counts as done: until then the stage cannot change under us. */
         uint64_t units = atomic_load(&job->stage_units);
-        uint64_t done = completed ? atomic_fetch_add(&job->units_done, 1) + 1 : 0;
+        uint64_t done = 0;
 
+        if (completed) {
+                /* Written (or compared) whole: a checkpoint may record it once it is flushed. */
+                atomic_fetch_or(&job->unit_bits[completed->index / 64], 1ULL << (completed->index % 64));
+                atomic_fetch_add(&job->ckpt_pending, completed->bytes);
+                done = atomic_fetch_add(&job->units_done, 1) + 1;
+        }
         if (completed && done == units && !atomic_load(&job->abort)) {
                 /* The flusher takes over this unit and gives it up when the stage is complete. */
                 if (flusher_post(job, run))
@@ -721,15 +1035,19 @@ void job_release_chunk(struct job *job, bool completed, unsigned run) {
         job_unit_put(job, run);
 }
 
-int job_cancel(struct job *job) {
+/* Stop a running job: it ends in state s (CANCELLED or PAUSED) unless it failed first. */
+static int job_stop(struct job *job, enum job_state s, const char *why) {
         if (atomic_load(&job->finished) || job_state_is_final(job_get_state(job)))
                 return -EALREADY;
         pthread_mutex_lock(&job->lock);
-        if (job->error == 0)
-                job->abort_state = JOB_CANCELLED;
+        if (job->error == 0) {
+                job->abort_state = s;
+                free(job->reason);
+                job->reason = why ? strdup(why) : NULL;
+        }
         pthread_mutex_unlock(&job->lock);
         atomic_store(&job->abort, true);
-        log_info("job %" PRIu64 ": %s: cancel requested", job->id, job->info.node);
+        log_info("job %" PRIu64 ": %s: %s requested", job->id, job->info.node, s == JOB_PAUSED ? "pause" : "cancel");
         /* Seen after abort was set: if no unit is held, nobody else will end the job.
          * A worker claiming concurrently counts itself in before it checks abort. */
         if (atomic_load(&job->active_chunks) == 0)
@@ -740,29 +1058,32 @@ int job_cancel(struct job *job) {
         return 0;
 }
 
-/* Whether the device now at the job's node is the one the job wiped; names the first field that
- * differs in *what. */
-static bool identity_matches(const struct device_identity *a, const struct device_identity *b, const char **what) {
-#define SAME_STR(x, y) ((!(x) && !(y)) || ((x) && (y) && strcmp((x), (y)) == 0))
-        if (a->rdev != b->rdev)
-                *what = "device number";
-        else if (a->size != b->size)
-                *what = "size";
-        else if (a->logical_sector != b->logical_sector)
-                *what = "sector size";
-        else if (!SAME_STR(a->model, b->model))
-                *what = "model";
-        else if (!SAME_STR(a->serial, b->serial))
-                *what = "serial";
-        else if (!SAME_STR(a->wwn, b->wwn))
-                *what = "WWN";
-        else if (a->is_loop != b->is_loop || a->backing_inode != b->backing_inode || a->backing_dev != b->backing_dev ||
-                 !SAME_STR(a->backing_file, b->backing_file))
-                *what = "loop backing file";
-        else
-                return true;
-        return false;
-#undef SAME_STR
+int job_cancel(struct job *job) {
+        enum job_state s = job_get_state(job);
+
+        /* A stopped job has no device open and nothing in flight: it ends here. */
+        if ((s == JOB_PAUSED || s == JOB_INTERRUPTED) && atomic_load(&job->settled)) {
+                pthread_mutex_lock(&job->lock);
+                job->state = job->wipe_state = JOB_CANCELLED;
+                job->ended_at = job->wipe_ended = now_realtime();
+                job->wipe_work = job->ckpt.bytes_done;
+                free(job->reason);
+                job->reason = NULL;
+                (void) job_event_add(job, JOB_EVENT_ENDED, "cancelled", job->ckpt.bytes_done);
+                job->dirty = true;
+                pthread_mutex_unlock(&job->lock);
+                job->resume_until = 0;
+                log_job_event(LOG_WARNING, LOG_EVENT_JOB_CANCELLED, job, "job %" PRIu64 ": %s: cancelled while %s",
+                              job->id, job->info.node, job_state_name(s));
+                return 0;
+        }
+        return job_stop(job, JOB_CANCELLED, NULL);
+}
+
+int job_pause(struct job *job, const char *why) {
+        if (!atomic_load(&job->finished) && job->reverify)
+                return -EOPNOTSUPP;
+        return job_stop(job, JOB_PAUSED, why);
 }
 
 int job_verify_again(struct job *job, enum verify_mode mode, double percent, bool have_seed, uint64_t seed,
@@ -774,8 +1095,9 @@ int job_verify_again(struct job *job, enum verify_mode mode, double percent, boo
         struct stage *stages;
         int fd, r;
 
-        if (!job_state_is_final(s)) {
-                snprintf(err, err_len, "job %" PRIu64 ": still %s", job->id, job_state_name(s));
+        if (!job_state_is_final(s) || s == JOB_INTERRUPTED || !atomic_load(&job->settled)) {
+                snprintf(err, err_len, "job %" PRIu64 ": %s%s", job->id, s == JOB_INTERRUPTED || s == JOB_PAUSED ?
+                         "" : "still ", job_state_name(s));
                 return -EBUSY;
         }
         if (!last->written) {
@@ -787,7 +1109,7 @@ int job_verify_again(struct job *job, enum verify_mode mode, double percent, boo
                 device_probe_done(&probe);
                 return fd;
         }
-        if (!identity_matches(&job->info, &probe.id, &what)) {
+        if (!device_identity_same(&job->info, &probe.id, true, &what)) {
                 snprintf(err, err_len, "%s: refusing: identity no longer matches the job's device (%s)", job->info.node, what);
                 device_probe_done(&probe);
                 close(fd);
@@ -829,10 +1151,22 @@ int job_verify_again(struct job *job, enum verify_mode mode, double percent, boo
         job->started_mono = job->sample_mono = now_monotonic();
         /* A worker may still look at the job from its last run (under the pool lock). */
         pool_lock(job->pool);
+        r = job_alloc_bits(job);
+        if (r < 0) {
+                pool_unlock(job->pool);
+                free(stages);
+                pthread_mutex_lock(&job->lock);
+                job->fd = -1;
+                job->state = job->wipe_state;
+                pthread_mutex_unlock(&job->lock);
+                close(fd);
+                return r;
+        }
         free(job->stages);
         job->stages = stages;
         job->n_stages = 1;
         job->work_total = stage_bytes(job, &job->stages[0]);
+        atomic_store(&job->settled, false);
         atomic_store(&job->bytes_done, 0);
         atomic_store(&job->abort, false);
         /* A new run: a worker still ending the old one must not end this one. */
@@ -854,8 +1188,11 @@ void job_interrupt_all(void) {
                         continue;
                 /* A job already cancelled or failing ends as such, not interrupted. */
                 pthread_mutex_lock(&j->lock);
-                if (j->error == 0 && !atomic_load(&j->abort))
+                if (j->error == 0 && !atomic_load(&j->abort)) {
                         j->abort_state = JOB_INTERRUPTED;
+                        free(j->reason);
+                        j->reason = strdup("the daemon was stopped");
+                }
                 pthread_mutex_unlock(&j->lock);
                 atomic_store(&j->abort, true);
                 /* Jobs with units in flight end when their workers release them. */
@@ -884,119 +1221,704 @@ void job_sample_rates(void) {
         }
 }
 
-static char *jobs_state_dir;    /* where job records go; NULL: nowhere */
+/* ---- the state directory: records, reports, loading, resuming, forgetting ---- */
+
+static char *jobs_state_dir;    /* the state directory; NULL: nothing is kept */
+static char *jobs_dir, *reports_dir;
+static EVP_PKEY *host_key;      /* signs reports */
+static struct job *graveyard;   /* forgotten jobs, freed once nothing can look at them */
+static double prune_next;       /* CLOCK_MONOTONIC of the next look at old history */
+
+/* The highest job id named by a file in dir (ID.json, ID.json.corrupt...), so that no new job reuses it. */
+static void ids_above(const char *dir) {
+        DIR *d = opendir(dir);
+        struct dirent *e;
+
+        if (!d)
+                return;
+        while ((e = readdir(d))) {
+                char *end;
+                unsigned long long id;
+
+                if (e->d_name[0] < '0' || e->d_name[0] > '9')
+                        continue;
+                id = strtoull(e->d_name, &end, 10);
+                if (strncmp(end, ".json", 5) == 0 && id >= jobs_next_id && id < UINT64_MAX - 1)
+                        jobs_next_id = id + 1;
+        }
+        closedir(d);
+}
 
 int job_set_state_dir(const char *dir) {
-        _cleanup_free_ char *jobs = NULL;
-        DIR *d;
+        bool created = false;
+        char id[33];
+        int r;
 
         free(jobs_state_dir);
-        jobs_state_dir = dir ? strdup(dir) : NULL;
+        free(jobs_dir);
+        free(reports_dir);
+        jobs_state_dir = jobs_dir = reports_dir = NULL;
+        EVP_PKEY_free(host_key);
+        host_key = NULL;
         if (!dir)
                 return 0;
-        if (!jobs_state_dir || asprintf(&jobs, "%s/jobs", dir) < 0)
+        if (!(jobs_state_dir = strdup(dir)) || asprintf(&jobs_dir, "%s/jobs", dir) < 0 ||
+            asprintf(&reports_dir, "%s/reports", dir) < 0) {
+                jobs_dir = reports_dir = NULL;
                 return -ENOMEM;
-        /* New ids follow the saved ones, so that a record is never overwritten by another job's. */
-        d = opendir(jobs);
-        if (d) {
-                struct dirent *e;
-
-                while ((e = readdir(d))) {
-                        char *end;
-                        unsigned long long id = strtoull(e->d_name, &end, 10);
-
-                        if (end != e->d_name && strcmp(end, ".json") == 0 && id >= jobs_next_id && id < UINT64_MAX)
-                                jobs_next_id = id + 1;
-                }
-                closedir(d);
         }
+        if ((mkdir(jobs_dir, 0700) < 0 && errno != EEXIST) || (mkdir(reports_dir, 0700) < 0 && errno != EEXIST)) {
+                r = -errno;
+                log_error("%s: cannot create its jobs/ and reports/: %s", dir, strerror(-r));
+                return r;
+        }
+        r = sign_key_load_or_create(dir, &host_key, &created);
+        if (r < 0) {
+                log_error("%s/host-key.pem: cannot load or create the key that signs reports: %s", dir, strerror(-r));
+                return r;
+        }
+        if (sign_key_id(host_key, id) == 0)
+                log_info("%s host key %s/host-key.pem: ed25519 %s", created ? "created" : "loaded", dir, id);
+        /* New ids follow the saved ones, so that a record or report is never another job's. */
+        ids_above(jobs_dir);
+        ids_above(reports_dir);
         return 0;
 }
 
-/* Write text to dir/name atomically: a temporary file, fsync, rename, fsync of the directory.
- * 0 or -errno (nothing is left behind on failure). */
-static int write_atomic(const char *dir, const char *name, const char *text) {
-        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        char tmp[64];
-        size_t len = strlen(text), off = 0;
-        int fd, r = 0;
+/* ---- records ---- */
 
-        if (dfd < 0)
-                return -errno;
-        snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
-        /* A leftover of a crash goes: the new file is ours alone, mode 0600, never a link. */
-        (void) unlinkat(dfd, tmp, 0);
-        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return -errno;
-        while (off < len && r == 0) {
-                ssize_t n = write(fd, text + off, len - off);
+/* Write the job's record if it changed: main thread. Failures keep the job as it is in memory and
+ * are retried; what was saved before stays. */
+static void job_persist(struct job *job, double now) {
+        _cleanup_json_ struct json_object *rec = NULL;
+        _cleanup_free_ char *text = NULL;
+        char name[32];
+        size_t len;
+        int r;
 
-                if (n < 0 && errno != EINTR)
-                        r = -errno;
-                else if (n > 0)
-                        off += (size_t) n;
+        if (!jobs_dir || job->forgotten_at > 0 || now < job->persist_retry)
+                return;
+        pthread_mutex_lock(&job->lock);
+        if (!job->dirty) {
+                pthread_mutex_unlock(&job->lock);
+                return;
         }
-        if (r == 0 && fsync(fd) < 0)
-                r = -errno;
-        if (close(fd) < 0 && r == 0)
-                r = -errno;
-        if (r == 0 && renameat(dfd, tmp, dfd, name) < 0)
-                r = -errno;
-        if (r == 0 && fsync(dfd) < 0)
-                r = -errno;
-        if (r < 0)
-                (void) unlinkat(dfd, tmp, 0);
-        return r;
+        job->dirty = false;
+        pthread_mutex_unlock(&job->lock);
+        rec = state_record_json(job);
+        text = rec ? state_record_text(rec, &len) : NULL;
+        if (text) {
+                snprintf(name, sizeof(name), "%" PRIu64 ".json", job->id);
+                r = state_write_atomic(jobs_dir, name, text, len);
+                OPENSSL_cleanse(text, len);
+        } else
+                r = -ENOMEM;
+        if (r == 0) {
+                if (job->persist_retry > 0)
+                        log_info("job %" PRIu64 ": %s/%s: saved again", job->id, jobs_dir, name);
+                job->persist_retry = 0;
+                return;
+        }
+        /* Once per failure streak; the next try in 5 s. */
+        if (job->persist_retry == 0)
+                log_error("job %" PRIu64 ": %s: cannot save its record in %s: %s (the job goes on; its last saved "
+                          "record stays)", job->id, job->info.node, jobs_dir, strerror(-r));
+        job->persist_retry = now + 5.0;
+        pthread_mutex_lock(&job->lock);
+        job->dirty = true;
+        pthread_mutex_unlock(&job->lock);
 }
 
-void job_save_unfinished(void) {
-        _cleanup_free_ char *dir = NULL;
+static bool job_report_due(struct job *j) {
+        enum job_state s = job_get_state(j);
 
-        if (!jobs_state_dir)
-                return;
-        if (asprintf(&dir, "%s/jobs", jobs_state_dir) < 0) {
-                dir = NULL;
-                log_error("cannot save jobs: out of memory");
-                return;
-        }
-        if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-                log_error("%s: cannot create: %s: interrupted jobs are not saved", dir, strerror(errno));
-                return;
-        }
+        return (s == JOB_DONE || s == JOB_FAILED || s == JOB_CANCELLED) && atomic_load(&j->settled) &&
+               (!j->reported || j->reported_end != j->ended_at);
+}
+
+static void job_write_report(struct job *job, double ended);
+
+void job_persist_all(void) {
         for (struct job *j = jobs_head; j; j = j->next) {
-                _cleanup_json_ struct json_object *o = json_object_new_object();
-                struct json_object *job_o, *report_o;
-                const char *text;
-                char name[32];
+                j->persist_retry = 0;
+                if (job_report_due(j))
+                        job_write_report(j, j->ended_at);
+                job_persist(j, now_monotonic());
+        }
+}
+
+/* ---- reports ---- */
+
+static char *read_small(const char *path) {
+        FILE *f = fopen(path, "re");
+        char buf[256];
+        size_t n;
+
+        if (!f)
+                return NULL;
+        n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        buf[strcspn(buf, "\n")] = 0;
+        return n > 0 ? strdup(buf) : NULL;
+}
+
+/* What the report adds to the job's: the host, the standard and its caveat, the history. */
+static void report_add_context(struct job *job, struct json_object *o) {
+        _cleanup_free_ char *mid = read_small("/etc/machine-id");
+        struct json_object *host = json_object_new_object(), *errors = json_object_new_array();
+        char hn[256] = "";
+
+        (void) gethostname(hn, sizeof(hn) - 1);
+        json_add(host, "hostname", json_object_new_string(hn));
+        json_add(host, "machine_id", mid ? json_object_new_string(mid) : NULL);
+        json_add(o, "host", host);
+        json_add(o, "nist_category", json_object_new_string("Clear"));
+        json_add(o, "caveat", job->info.rotational ? NULL : json_object_new_string(
+                 "This is a solid-state or virtual device: its over-provisioned and remapped areas are not "
+                 "addressable by writes and were not wiped. NIST SP 800-88 Purge needs the device's own "
+                 "sanitize or secure erase command."));
+        pthread_mutex_lock(&job->lock);
+        json_add(o, "history", job_history_json(job));
+        json_add(o, "interruptions", json_object_new_int((int) job->interruptions));
+        json_add(o, "resumes", json_object_new_int((int) job->resumes));
+        if (job->error && errors)
+                json_object_array_add(errors, error_json(job));
+        pthread_mutex_unlock(&job->lock);
+        json_add(o, "errors", errors);
+        json_add(o, "bad_ranges", json_object_new_array());
+}
+
+/* Write the signed report of an ended job to STATE_DIR/reports/ID.json: main thread. */
+static void job_write_report(struct job *job, double ended) {
+        _cleanup_json_ struct json_object *o = NULL;
+        _cleanup_free_ char *text = NULL, *path = NULL;
+        char name[32];
+        size_t len;
+        int r = -ENOMEM;
+
+        if (!reports_dir || !host_key)
+                return;
+        snprintf(name, sizeof(name), "%" PRIu64 ".json", job->id);
+        if (asprintf(&path, "%s/%s", reports_dir, name) < 0) {
+                path = NULL;
+                return;
+        }
+        o = job_report_json(job, false);
+        if (o) {
+                json_add(o, "report_file", json_object_new_string(path));
+                r = report_sign(o, host_key);
+        }
+        if (r == 0 && !(text = report_render(o, &len)))
+                r = -ENOMEM;
+        if (r == 0)
+                r = state_write_atomic(reports_dir, name, text, len);
+        if (r < 0) {
+                if (job->persist_retry == 0)
+                        log_error("job %" PRIu64 ": %s: cannot write its report %s: %s", job->id, job->info.node, path,
+                                  strerror(-r));
+                job->persist_retry = now_monotonic() + 5.0;
+                return;
+        }
+        job->reported = true;
+        job->reported_end = ended;
+        free(job->report_file);
+        job->report_file = TAKE_PTR(path);
+        pthread_mutex_lock(&job->lock);
+        job->dirty = true;
+        pthread_mutex_unlock(&job->lock);
+        log_job_event(LOG_NOTICE, LOG_EVENT_REPORT_WRITTEN, job, "job %" PRIu64 ": %s: report written to %s", job->id,
+                      job->info.node, job->report_file);
+}
+
+/* The stored signed report of job id, parsed. NULL with -errno in *r. */
+static struct json_object *report_read(uint64_t id, int *r) {
+        _cleanup_free_ char *path = NULL;
+        struct json_object *o;
+
+        if (!reports_dir) {
+                *r = -ENOENT;
+                return NULL;
+        }
+        if (asprintf(&path, "%s/%" PRIu64 ".json", reports_dir, id) < 0) {
+                *r = -ENOMEM;
+                return NULL;
+        }
+        o = json_object_from_file(path);
+        if (!o || !json_object_is_type(o, json_type_object)) {
+                *r = access(path, F_OK) == 0 ? -EBADMSG : -ENOENT;
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
+}
+
+struct json_object *job_report_from_file(uint64_t id, int *r) {
+        return report_read(id, r);
+}
+
+struct json_object *job_report_stored(struct job *job) {
+        int r;
+
+        if (!job->reported || !job_state_is_final(job_get_state(job)) || job_get_state(job) == JOB_INTERRUPTED ||
+            !atomic_load(&job->settled))
+                return NULL;
+        return report_read(job->id, &r);
+}
+
+/* ---- resume ---- */
+
+/* Make the checkpoint's stage current again, its done units skipped (no unit of the job is held). */
+static void job_stage_resume(struct job *job) {
+        unsigned i = job->ckpt.stage;
+        const struct stage *st = &job->stages[i];
+        uint64_t units = stage_units(job, st), done = 0;
+
+        atomic_store(&job->stage_index, i);
+        atomic_store(&job->stage_units, units);
+        atomic_store(&job->next_unit, 0);
+        for (size_t w = 0; w < job->n_unit_words; w++)
+                atomic_store(&job->unit_bits[w], job->ckpt.bits[w]);
+        for (uint64_t u = 0; u < units; u++)
+                done += job->ckpt.bits[u / 64] >> (u % 64) & 1;
+        atomic_store(&job->units_done, done);
+        atomic_store(&job->ckpt_pending, 0);
+        atomic_store(&job->bytes_done, job->ckpt.bytes_done);
+        atomic_store(&job->bytes_written, job->ckpt.bytes_written);
+        pthread_mutex_lock(&job->lock);
+        if (st->kind == STAGE_VERIFY) {
+                job->current = job->ckpt.verify;
+                job->current.mode = st->mode;
+                job->current.percent = st->sampled ? job->sample.percent : 100.0;
+                job->current.seed = st->sampled ? job->sample.seed : 0;
+                job->current.subsections = st->sampled ? job->sample.subsections : 0;
+                job->current.coverage = stage_bytes(job, st);
+                if (job->current.started == 0)
+                        job->current.started = now_realtime();
+        }
+        pthread_mutex_unlock(&job->lock);
+}
+
+int job_resume(struct job *job, const char *path, char *err, size_t err_len) {
+        _cleanup_free_ char *node = NULL;
+        struct device_probe probe;
+        enum job_state s = job_get_state(job);
+        const char *what = "";
+        double mono = now_monotonic();
+        bool all_done;
+        int fd, r;
+        char b[32], msg[256];
+
+        if ((s != JOB_PAUSED && s != JOB_INTERRUPTED) || !atomic_load(&job->settled)) {
+                snprintf(err, err_len, "job %" PRIu64 ": %s", job->id, s == JOB_PAUSED || s == JOB_INTERRUPTED ?
+                         "still stopping" : job_state_is_final(s) ? "has ended" : "is running");
+                return s == JOB_PAUSED || s == JOB_INTERRUPTED ? -EBUSY : -EALREADY;
+        }
+        if (job->ckpt.stage >= job->n_stages) {
+                snprintf(err, err_len, "job %" PRIu64 ": nothing left to do", job->id);
+                return -EALREADY;
+        }
+        /* Where is the device now? Named: that one, if it is the job's. Else: under its old name if
+         * that is still it, or wherever a device with its identity is. */
+        if (path)
+                node = strdup(path);
+        else if (!device_identity_strong(&job->info)) {
+                snprintf(err, err_len, "%s: the job's device has no serial, WWN or backing file to be recognised by: "
+                         "name it (wipectl resume --device PATH)", job->info.node);
+                return -ENODEV;
+        } else {
+                struct device_identity now;
+
+                if (device_identity_of(job->info.node, &now) == 0 && device_identity_same(&job->info, &now, false, &what))
+                        node = strdup(job->info.node);
+                device_identity_done(&now);
+                if (!node) {
+                        r = device_find_identity(&job->info, &node);
+                        if (r < 0) {
+                                snprintf(err, err_len, "%s: %s", job->info.node, r == -ENODEV ?
+                                         "no present device has the job's identity (model, serial, WWN, size, backing file)" :
+                                         r == -ENOTUNIQ ? "several present devices have the job's identity" : strerror(-r));
+                                return r == -ENOTUNIQ ? -ENODEV : r;
+                        }
+                }
+        }
+        if (!node)
+                return -ENOMEM;
+        fd = device_open(node, &probe, err, err_len);
+        if (fd < 0) {
+                device_probe_done(&probe);
+                return fd;
+        }
+        if (!device_identity_same(&job->info, &probe.id, false, &what)) {
+                snprintf(err, err_len, "%s: refusing: not the job's device (%s differs)", probe.id.node, what);
+                device_probe_done(&probe);
+                close(fd);
+                return -ESTALE;
+        }
+        r = config_check_device(probe.id.node, probe.id.by_id, msg, sizeof(msg));
+        if (r < 0) {
+                snprintf(err, err_len, "%s: refusing: %s", probe.id.node, msg);
+                device_probe_done(&probe);
+                close(fd);
+                return r;
+        }
+        /* Its name and links now; what it is stays the job's. */
+        device_identity_done(&job->info);
+        job->info = probe.id;
+        probe.id = (struct device_identity) {};
+        device_probe_done(&probe);
+
+        pthread_mutex_lock(&job->lock);
+        job->fd = fd;
+        job->state = JOB_RUNNING;
+        job->abort_state = JOB_CANCELLED;
+        job->ended_at = 0;
+        job->reverify = false;
+        job->run_verify = job->verify;
+        job->run_percent = job->verify_percent;
+        free(job->reason);
+        job->reason = NULL;
+        job->resumes++;
+        (void) job_event_add(job, JOB_EVENT_RESUMED, NULL, job->ckpt.bytes_done);
+        job->dirty = true;
+        pthread_mutex_unlock(&job->lock);
+        job->rate_bps = 0;
+        job->sample_bytes = job->ckpt.bytes_done;
+        job->started_at = now_realtime();
+        job->started_mono = job->sample_mono = job->ckpt_mono = mono;
+        job->resume_until = 0;
+        /* A worker may still look at the job from its last run (under the pool lock). */
+        pool_lock(job->pool);
+        atomic_store(&job->abort, false);
+        atomic_store(&job->settled, false);
+        pthread_mutex_lock(&job->lock);
+        atomic_fetch_add(&job->run, 1);
+        atomic_store(&job->finished, false);
+        pthread_mutex_unlock(&job->lock);
+        job_stage_resume(job);
+        all_done = atomic_load(&job->units_done) == atomic_load(&job->stage_units);
+        pool_unlock(job->pool);
+        log_job_event(LOG_NOTICE, LOG_EVENT_JOB_RESUMED, job, "job %" PRIu64 ": %s: resumed at pass %u (%s), %s of %s done",
+                      job->id, job->info.node, job->stages[job->ckpt.stage].pass + 1,
+                      job->stages[job->ckpt.stage].kind == STAGE_WRITE ? "write" : "verify",
+                      units_size(b, sizeof(b), job->ckpt.bytes_done), units_size(msg, sizeof(msg), job->work_total));
+        if (all_done) {
+                /* Stopped after its stage's last unit and before the stage's end: end it now. */
+                unsigned run = atomic_load(&job->run);
+
+                atomic_fetch_add(&job->active_chunks, 1);
+                if (!flusher_post(job, run)) {
+                        job_stage_complete(job, run);
+                        job_unit_put(job, run);
+                }
+        } else
+                pool_add_job(job->pool, job);
+        return 0;
+}
+
+/* ---- forget ---- */
+
+int job_forget(struct job *job) {
+        enum job_state s = job_get_state(job);
+        _cleanup_free_ char *path = NULL;
+        bool queued;
+
+        pthread_mutex_lock(&job->lock);
+        queued = job->ckpt_queued;
+        pthread_mutex_unlock(&job->lock);
+        if (!(job_state_is_final(s) || s == JOB_PAUSED) || !atomic_load(&job->settled) || queued)
+                return -EBUSY;
+        if (jobs_dir && asprintf(&path, "%s/%" PRIu64 ".json", jobs_dir, job->id) >= 0 && unlink(path) < 0 &&
+            errno != ENOENT)
+                return -errno;
+        /* Out of the table; freed a little later, once no thread can still be looking at it. */
+        for (struct job **p = &jobs_head; *p; p = &(*p)->next)
+                if (*p == job) {
+                        *p = job->next;
+                        break;
+                }
+        jobs_tail = NULL;
+        for (struct job *j = jobs_head; j; j = j->next)
+                jobs_tail = j;
+        pool_remove_job(job->pool, job);
+        job->forgotten_at = now_monotonic();
+        job->next = graveyard;
+        graveyard = job;
+        log_info("job %" PRIu64 ": %s: forgotten (%s)%s%s", job->id, job->info.node, job_state_name(s),
+                 job->reported ? "; its report stays in " : "", job->reported ? job->report_file : "");
+        return 0;
+}
+
+static void graveyard_sweep(double now, bool all) {
+        for (struct job **p = &graveyard; *p;) {
+                struct job *j = *p;
+
+                if (all || now - j->forgotten_at > 5.0) {
+                        *p = j->next;
+                        job_free(j);
+                } else
+                        p = &j->next;
+        }
+}
+
+/* Forget ended jobs older than history-max-age (their reports stay). */
+static void job_prune(double mono) {
+        unsigned days = config_settings()->history_max_age_days;
+        double limit = now_realtime() - (double) days * 86400.0;
+
+        if (days == 0 || mono < prune_next)
+                return;
+        prune_next = mono + 60.0;
+        for (struct job *j = jobs_head, *next; j; j = next) {
+                enum job_state s = job_get_state(j);
+
+                next = j->next;
+                if ((s == JOB_DONE || s == JOB_FAILED || s == JOB_CANCELLED) && j->ended_at > 0 && j->ended_at < limit &&
+                    j->reported && job_forget(j) == 0)
+                        log_info("job %" PRIu64 ": older than history-max-age (%u days)", j->id, days);
+        }
+}
+
+/* ---- the main loop's tick ---- */
+
+void job_tick(void) {
+        const struct conffile *cfg = config_settings();
+        double mono = now_monotonic();
+
+        job_sample_rates();
+        for (struct job *j = jobs_head; j; j = j->next) {
+                enum job_state s = job_get_state(j);
+
+                /* A checkpoint is due after an interval or an amount of work. */
+                if (!atomic_load(&j->finished) && !atomic_load(&j->abort) && !j->reverify && s == JOB_RUNNING) {
+                        uint64_t pending = atomic_load(&j->ckpt_pending);
+
+                        if (pending > 0 && (pending >= cfg->checkpoint_bytes || mono - j->ckpt_mono >= cfg->checkpoint_interval)) {
+                                j->ckpt_mono = mono;
+                                flusher_post_checkpoint(j);
+                        }
+                }
+                /* A device busy at a resume (a killed daemon's I/O still draining) is retried. */
+                if (s == JOB_INTERRUPTED && j->resume_until > 0 && mono >= j->resume_next && atomic_load(&j->settled)) {
+                        char err[512];
+                        int r = job_resume(j, NULL, err, sizeof(err));
+
+                        if (r == -EBUSY && mono < j->resume_until)
+                                j->resume_next = mono + 1.0;
+                        else if (r < 0) {
+                                j->resume_until = 0;
+                                pthread_mutex_lock(&j->lock);
+                                free(j->reason);
+                                j->reason = strdup(err);
+                                j->dirty = true;
+                                pthread_mutex_unlock(&j->lock);
+                                log_warning("job %" PRIu64 ": not resumed: %s", j->id, err);
+                        }
+                }
+                if (job_report_due(j) && mono >= j->persist_retry)
+                        job_write_report(j, j->ended_at);
+                job_persist(j, mono);
+        }
+        job_prune(mono);
+        graveyard_sweep(mono, false);
+}
+
+/* ---- loading ---- */
+
+/* Move a record that cannot be used out of the way: NAME.corrupt (or .corrupt.N). */
+static void record_move_aside(int dfd, const char *name, const char *why) {
+        char to[256];
+
+        for (int i = 0; i < 100; i++) {
+                if (i == 0)
+                        snprintf(to, sizeof(to), "%s.corrupt", name);
+                else
+                        snprintf(to, sizeof(to), "%s.corrupt.%d", name, i);
+                if (renameat2(dfd, name, dfd, to, RENAME_NOREPLACE) == 0) {
+                        (void) fsync(dfd);
+                        log_job(LOG_ERR, LOG_EVENT_STATE_CORRUPT, 0, NULL, NULL,
+                                "%s/%s: corrupt job record (%s): moved aside to %s/%s", jobs_dir, name, why, jobs_dir, to);
+                        return;
+                }
+                if (errno != EEXIST)
+                        break;
+        }
+        log_error("%s/%s: corrupt job record (%s), and it cannot be moved aside: %s: ignored", jobs_dir, name, why,
+                  strerror(errno));
+}
+
+/* A job from a checked record: everything is planned again from what it says, and must agree. */
+static struct job *job_from_record(struct json_object *rec, struct pool *pool, char *err, size_t err_len) {
+        struct job *job = calloc(1, sizeof(*job));
+        struct chunk_plan plan;
+        int r;
+
+        if (!job) {
+                snprintf(err, err_len, "out of memory");
+                return NULL;
+        }
+        job->fd = -1;
+        job->pool = pool;
+        pthread_mutex_init(&job->lock, NULL);
+        r = state_record_parse(rec, job, err, err_len);
+        if (r == 0 && (job->id == 0 || job_find(job->id))) {
+                snprintf(err, err_len, "job id %" PRIu64 " is not new", job->id);
+                r = -EBADMSG;
+        }
+        if (r == 0 && (chunk_plan_init(&plan, job->info.size, job->plan.sector, job->plan.chunk_size, job->plan.io_size) < 0 ||
+                       plan.chunk_size != job->plan.chunk_size || job->info.size == 0)) {
+                snprintf(err, err_len, "its chunk plan does not fit its device");
+                r = -EBADMSG;
+        }
+        if (r == 0) {
+                job->plan = plan;
+                /* The buffers may be smaller now: I/Os shrink to fit, in whole sectors. */
+                if (job->piece > pool_io_size(pool))
+                        job->piece = pool_io_size(pool) / plan.sector * plan.sector;
+                if (job->piece == 0 || job->piece % plan.sector) {
+                        snprintf(err, err_len, "field \"io_size\" is wrong");
+                        r = -EBADMSG;
+                }
+        }
+        if (r == 0 && job->verify == VERIFY_SAMPLE && (r = job_plan_sample(job, job->sample.percent, true, job->sample.seed)) < 0)
+                snprintf(err, err_len, "its sample cannot be planned again: %s", strerror(-r));
+        if (r == 0 && (r = job_plan_stages(job)) == 0 && (r = job_alloc_bits(job)) == 0) {
+                if (job->ckpt.stage > job->n_stages) {
+                        snprintf(err, err_len, "its checkpoint's stage does not exist");
+                        r = -EBADMSG;
+                } else if (job->ckpt.stage < job->n_stages &&
+                           state_record_bits(rec, job->ckpt.bits, stage_units(job, &job->stages[job->ckpt.stage])) < 0) {
+                        snprintf(err, err_len, "its checkpoint's units are out of range");
+                        r = -EBADMSG;
+                }
+        } else if (r == -ENOMEM)
+                snprintf(err, err_len, "out of memory");
+        if (r < 0) {
+                job_free(job);
+                return NULL;
+        }
+        if (job->queue_depth == 0)
+                job->queue_depth = pool_device_queue_depth(pool, &job->info);
+        job->max_holders = job->info.rotational ? 1 : WIPED_THREADS_MAX;
+        job->run_verify = job->verify;
+        job->run_percent = job->verify_percent;
+        job->abort_state = JOB_CANCELLED;
+        atomic_store(&job->stage_index, job->ckpt.stage < job->n_stages ? job->ckpt.stage : job->n_stages - 1);
+        atomic_store(&job->bytes_done, job->ckpt.bytes_done);
+        atomic_store(&job->bytes_written, job->ckpt.bytes_written);
+        atomic_store(&job->finished, true);
+        atomic_store(&job->settled, true);
+        job->started_mono = job->sample_mono = now_monotonic();
+        job->reported_end = job->reported ? job->ended_at : -1;
+        if (job->state == JOB_RUNNING || job->state == JOB_FLUSHING) {
+                char when[64] = "never";
+                time_t t = (time_t) job->ckpt.at;
+                struct tm tm;
+                char reason[192];
+
+                /* It never saw the end of its run: killed, crashed or the power went. */
+                if (job->ckpt.at > 0 && localtime_r(&t, &tm))
+                        strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+                snprintf(reason, sizeof(reason), "the daemon stopped without saving (killed, crashed or power lost); "
+                         "last checkpoint %s", when);
+                job->state = JOB_INTERRUPTED;
+                job->ended_at = job->ckpt.at;
+                free(job->reason);
+                job->reason = strdup(reason);
+                job->interruptions++;
+                (void) job_event_add(job, JOB_EVENT_INTERRUPTED, reason, job->ckpt.bytes_done);
+                job->dirty = true;
+        }
+        job->wipe_state = job->state;
+        return job;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+void job_load_all(struct pool *pool) {
+        _cleanup_free_ uint64_t *ids = NULL;
+        _cleanup_close_ int dfd = -1;
+        size_t n = 0, cap = 0;
+        unsigned loaded = 0, resuming = 0;
+        struct dirent *e;
+        DIR *d;
+
+        if (!jobs_dir)
+                return;
+        dfd = open(jobs_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        d = dfd >= 0 ? fdopendir(fcntl(dfd, F_DUPFD_CLOEXEC, 0)) : NULL;
+        if (!d) {
+                log_error("%s: cannot read: %s: no saved job is loaded", jobs_dir, strerror(errno));
+                return;
+        }
+        while ((e = readdir(d))) {
+                char *end;
+                unsigned long long id;
+
+                if (e->d_name[0] == '.' && strstr(e->d_name, ".tmp")) {
+                        /* A write that a crash cut short: the record before it is the one in force. */
+                        (void) unlinkat(dfd, e->d_name, 0);
+                        continue;
+                }
+                if (e->d_name[0] < '1' || e->d_name[0] > '9')
+                        continue;
+                id = strtoull(e->d_name, &end, 10);
+                if (strcmp(end, ".json") != 0)
+                        continue;
+                if (n == cap) {
+                        uint64_t *a = realloc(ids, (cap = cap ? 2 * cap : 64) * sizeof(*a));
+
+                        if (!a)
+                                break;
+                        ids = a;
+                }
+                ids[n++] = id;
+        }
+        closedir(d);
+        if (n > 1)
+                qsort(ids, n, sizeof(*ids), cmp_u64);
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_json_ struct json_object *rec = NULL;
+                struct job *job;
+                char name[32], err[256];
                 int r;
 
-                if (job_get_state(j) != JOB_INTERRUPTED)
-                        continue;
-                /* The keys stay in the daemon's own 0700 directory, in a 0600 file. */
-                job_o = o ? job_to_json(j) : NULL;
-                if (job_o && json_object_object_add(o, "job", job_o) < 0) {
-                        json_object_put(job_o);
-                        job_o = NULL;
-                }
-                report_o = job_o ? job_report_json(j, true) : NULL;
-                if (report_o && json_object_object_add(o, "report", report_o) < 0) {
-                        json_object_put(report_o);
-                        report_o = NULL;
-                }
-                if (!report_o || json_object_object_add(o, "format", json_object_new_int(1)) < 0 ||
-                    !(text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY))) {
-                        log_error("job %" PRIu64 ": cannot save: out of memory", j->id);
+                snprintf(name, sizeof(name), "%" PRIu64 ".json", ids[i]);
+                r = state_record_read(dfd, name, &rec, err, sizeof(err));
+                if (r == -ENOMEM || r == -EIO || r == -EACCES || r == -EMFILE) {
+                        log_error("%s/%s: cannot read: %s: skipped", jobs_dir, name, err);
                         continue;
                 }
-                snprintf(name, sizeof(name), "%" PRIu64 ".json", j->id);
-                r = write_atomic(dir, name, text);
-                if (r < 0)
-                        log_error("job %" PRIu64 ": %s: cannot save to %s/%s: %s", j->id, j->info.node, dir, name,
-                                  strerror(-r));
+                job = r == 0 ? job_from_record(rec, pool, err, sizeof(err)) : NULL;
+                if (job && job->id != ids[i]) {
+                        snprintf(err, sizeof(err), "it names job %" PRIu64, job->id);
+                        job_free(job);
+                        job = NULL;
+                }
+                if (!job) {
+                        record_move_aside(dfd, name, err);
+                        continue;
+                }
+                if (job->id >= jobs_next_id)
+                        jobs_next_id = job->id + 1;
+                if (jobs_tail)
+                        jobs_tail->next = job;
                 else
-                        log_info("job %" PRIu64 ": %s: saved as interrupted in %s/%s", j->id, j->info.node, dir, name);
+                        jobs_head = job;
+                jobs_tail = job;
+                loaded++;
+                if (job->state == JOB_INTERRUPTED && !config_settings()->resume_manual) {
+                        /* Tried at the first tick, and again for a while if the device is busy. */
+                        job->resume_until = job->started_mono + 10.0;
+                        resuming++;
+                }
         }
+        if (loaded)
+                log_info("%u saved job%s loaded from %s; %u to resume", loaded, loaded == 1 ? "" : "s", jobs_dir, resuming);
 }
 
 void job_summary(char *buf, size_t n) {
@@ -1132,6 +2054,19 @@ struct json_object *job_to_json(struct job *job) {
         json_add(o, "started_at", json_object_new_int64((int64_t) job->started_at));
         json_add(o, "ended_at", ended > 0 ? json_object_new_int64((int64_t) ended) : NULL);
         json_add(o, "elapsed_s", json_fixed(elapsed, 3));
+        pthread_mutex_lock(&job->lock);
+        json_add(o, "reason", job->reason ? json_object_new_string(job->reason) : NULL);
+        if (job->ckpt.at > 0) {
+                struct json_object *ck = json_object_new_object();
+
+                json_add(ck, "at", json_object_new_int64((int64_t) job->ckpt.at));
+                json_add(ck, "bytes_done", json_object_new_uint64(job->ckpt.bytes_done));
+                json_add(o, "checkpoint", ck);
+        } else
+                json_add(o, "checkpoint", NULL);
+        json_add(o, "interruptions", json_object_new_int((int) job->interruptions));
+        json_add(o, "resumes", json_object_new_int((int) job->resumes));
+        pthread_mutex_unlock(&job->lock);
         json_add(o, "identity", device_identity_json(&job->info));
         return TAKE_PTR(o);
 }
@@ -1285,5 +2220,6 @@ struct json_object *job_report_json(struct job *job, bool with_keys) {
         pthread_mutex_unlock(&job->lock);
         json_add(o, "identity", device_identity_json(&job->info));
         json_add(o, "signatures_before", device_signatures_json(job->sigs_before, job->n_sigs_before));
+        report_add_context(job, o);
         return TAKE_PTR(o);
 }

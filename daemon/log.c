@@ -30,6 +30,10 @@ static const char *const log_ids[_LOG_EVENT_MAX] = {
         [LOG_EVENT_JOB_FAILED] = "7b27dc23179a4d0682374f46925c99a5",
         [LOG_EVENT_JOB_CANCELLED] = "1126b28c61bc4f04960c1f1fa1a63c8c",
         [LOG_EVENT_JOB_INTERRUPTED] = "70168704748a45668d92e36a639fc1e3",
+        [LOG_EVENT_JOB_PAUSED] = "d7f6e00e756c41eda33d8659296878d7",
+        [LOG_EVENT_JOB_RESUMED] = "736873e9b483437eaf52667fbc9886c4",
+        [LOG_EVENT_REPORT_WRITTEN] = "37252d5071fe4b9b9478cad29768974a",
+        [LOG_EVENT_STATE_CORRUPT] = "b0f6baeb377547f49b162f1bcd82d9c5",
 };
 
 const char *log_event_id(enum log_event e) {

@@ -43,6 +43,16 @@ static void usage(FILE *f) {
                 "      --io-size SIZE     bytes per buffer: the largest I/O, multiple of 4096 (default 1M)\n"
                 "      --queue-depth N    I/Os in flight per device (default 0: %d, rotational %d)\n"
                 "      --max-rate RATE    limit of all I/O together, bytes/s (200M = 200 MB/s; default none)\n"
+                "      --chunk-size SIZE  bytes per chunk of a new job, 1M..1G, multiple of 1M (default 64M)\n"
+                "      --checkpoint-interval SECONDS\n"
+                "                         longest time between checkpoints of a job, 0.1..3600 (default 5)\n"
+                "      --checkpoint-bytes SIZE\n"
+                "                         checkpoint also after this many bytes, 1M..1T (default 4G)\n"
+                "      --resume auto|manual\n"
+                "                         resume unfinished jobs at start, or wait for wipectl resume\n"
+                "                         (default auto)\n"
+                "      --history-max-age DAYS\n"
+                "                         forget ended jobs older than this (default 0: never)\n"
                 "  -f, --foreground       do not detach\n"
                 "  -v, --verbose          debug messages\n"
                 "  -h, --help             this text\n"
@@ -51,7 +61,17 @@ static void usage(FILE *f) {
                 WIPED_QD_ROTATIONAL);
 }
 
-enum { OPT_QD = 256, OPT_IO, OPT_BUFFERS, OPT_RATE };
+enum {
+        OPT_QD = 256,
+        OPT_IO,
+        OPT_BUFFERS,
+        OPT_RATE,
+        OPT_CHUNK,
+        OPT_CKPT_INTERVAL,
+        OPT_CKPT_BYTES,
+        OPT_RESUME,
+        OPT_HISTORY,
+};
 
 /* The options that are keys of the configuration file too (the same names and checks): true
  * with the key of option c. */
@@ -59,7 +79,9 @@ static bool option_key(int c, enum conffile_key *ret) {
         static const struct { int opt; enum conffile_key key; } keyed[] = {
                 { 's', CONFFILE_SOCKET }, { 'd', CONFFILE_STATE_DIR }, { 't', CONFFILE_THREADS },
                 { OPT_QD, CONFFILE_QUEUE_DEPTH }, { OPT_IO, CONFFILE_IO_SIZE }, { OPT_BUFFERS, CONFFILE_BUFFERS },
-                { OPT_RATE, CONFFILE_MAX_RATE },
+                { OPT_RATE, CONFFILE_MAX_RATE }, { OPT_CHUNK, CONFFILE_CHUNK_SIZE },
+                { OPT_CKPT_INTERVAL, CONFFILE_CHECKPOINT_INTERVAL }, { OPT_CKPT_BYTES, CONFFILE_CHECKPOINT_BYTES },
+                { OPT_RESUME, CONFFILE_RESUME }, { OPT_HISTORY, CONFFILE_HISTORY_MAX_AGE },
         };
 
         for (size_t i = 0; i < sizeof(keyed) / sizeof(keyed[0]); i++)
@@ -80,6 +102,11 @@ static int parse_args(int argc, char **argv, struct options *o) {
                 { "io-size", required_argument, NULL, OPT_IO },
                 { "buffers", required_argument, NULL, OPT_BUFFERS },
                 { "max-rate", required_argument, NULL, OPT_RATE },
+                { "chunk-size", required_argument, NULL, OPT_CHUNK },
+                { "checkpoint-interval", required_argument, NULL, OPT_CKPT_INTERVAL },
+                { "checkpoint-bytes", required_argument, NULL, OPT_CKPT_BYTES },
+                { "resume", required_argument, NULL, OPT_RESUME },
+                { "history-max-age", required_argument, NULL, OPT_HISTORY },
                 { "foreground", no_argument, NULL, 'f' },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
@@ -300,7 +327,7 @@ static void stop_jobs(void *arg) {
         pool_free(*pool);
         *pool = NULL;
         job_interrupt_all();
-        job_save_unfinished();
+        job_persist_all();
 }
 
 int main(int argc, char **argv) {
@@ -392,6 +419,7 @@ int main(int argc, char **argv) {
                          pool_registered(pool) ? "registered" : "not registered", qd,
                          s->max_rate ? units_rate(rate, sizeof(rate), (double) s->max_rate) : "none");
         }
+        job_load_all(pool);
         daemonize_ready(ready_fd, true);
         ready_fd = -1;
 

@@ -382,7 +382,7 @@ int server_run(int listen_fd, struct pool *pool, void (*on_stop)(void *), void *
                                 uint64_t ticks;
 
                                 (void) !read(tfd, &ticks, sizeof(ticks));
-                                job_sample_rates();
+                                job_tick();
                                 server_watch_tick(ep);
                                 server_notify(mono_now(), &status_at, &watchdog_at, watchdog_usec);
                                 if (listen_paused && add_fd(ep, listen_fd, &listen_tag) == 0)

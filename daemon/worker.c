@@ -200,6 +200,18 @@ void pool_wake(struct pool *pool) {
         pool_bump(pool);
 }
 
+void pool_remove_job(struct pool *pool, struct job *job) {
+        if (!pool)
+                return;
+        pthread_mutex_lock(&pool->lock);
+        for (size_t i = 0; i < pool->n_active; i++)
+                if (pool->active[i] == job) {
+                        pool->active[i] = pool->active[--pool->n_active];
+                        break;
+                }
+        pthread_mutex_unlock(&pool->lock);
+}
+
 void pool_add_job(struct pool *pool, struct job *job) {
         pthread_mutex_lock(&pool->lock);
         for (size_t i = 0; i < pool->n_active; i++)
@@ -218,7 +230,7 @@ void pool_add_job(struct pool *pool, struct job *job) {
                         job_fail(job, -ENOMEM, "%s: cannot schedule: out of memory", job->info.node);
                         /* Hold and release a chunk so that the aborted job ends. */
                         atomic_fetch_add(&job->active_chunks, 1);
-                        job_release_chunk(job, false, atomic_load(&job->run));
+                        job_release_chunk(job, NULL, atomic_load(&job->run));
                         return;
                 }
                 pool->active = a;
@@ -283,7 +295,7 @@ static void worker_claim(struct worker *w) {
                         pool->active[i] = pool->active[--pool->n_active];
                         pool_bump_locked(pool);
                         pthread_mutex_unlock(&pool->lock);
-                        job_release_chunk(job, false, run);
+                        job_release_chunk(job, NULL, run);
                         pthread_mutex_lock(&pool->lock);
                         if (i >= pool->n_active)
                                 i = 0;
@@ -293,7 +305,7 @@ static void worker_claim(struct worker *w) {
                 if (!cw) {
                         pthread_mutex_unlock(&pool->lock);
                         job_fail(job, -ENOMEM, "%s: out of memory", job->info.node);
-                        job_release_chunk(job, false, u.run);
+                        job_release_chunk(job, NULL, u.run);
                         return;
                 }
                 *cw = (struct chunk_work) { .u = u, .cursor = u.extents[0].offset, .held = true };
@@ -341,7 +353,7 @@ static void worker_unit_maybe_release(struct worker *w, struct chunk_work *cw) {
 
         if (cw->pending > 0 || cw->held)
                 return;
-        job_release_chunk(job, unit_exhausted(cw) && !aborted, cw->u.run);
+        job_release_chunk(job, unit_exhausted(cw) && !aborted ? &cw->u : NULL, cw->u.run);
         free(cw);
         pool_bump(w->pool);
 }

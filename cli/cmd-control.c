@@ -1,0 +1,149 @@
+/* wipectl pause, resume, forget: one request per job over one connection, each reply shown. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cleanup.h"
+#include "wipectl.h"
+
+/* Send op for every job id in argv[optind..] (device: resume's "device"), printing each job (or,
+ * for forget, "job N: forgotten"). Goes on after an error; returns the status of the first one. */
+static int cmd_control_run(const struct cmd_entry *self, const struct wipectl_options *opts, enum protocol_op op,
+                           int argc, char **argv, const char *device) {
+        _cleanup_json_ struct json_object *jobs = json_object_new_array();
+        struct client c = CLIENT_INIT;
+        int status = WIPECTL_EXIT_OK, r;
+        bool connected = false;
+
+        if (argc - optind < 1)
+                return cmd_usage_error(self, "no job given");
+        if (device && argc - optind > 1)
+                return cmd_usage_error(self, "--device names the device of one job only");
+        for (int i = optind; i < argc; i++) {
+                int64_t id;
+
+                if (wipectl_parse_job_id(argv[i], &id) < 0)
+                        return cmd_usage_error(self, "%s: not a job id", argv[i]);
+        }
+        if (!jobs) {
+                wipectl_error("%s: out of memory", self->name);
+                return WIPECTL_EXIT_FAILURE;
+        }
+        for (int i = optind; i < argc; i++) {
+                _cleanup_json_ struct json_object *request = protocol_request_new(0, op), *reply = NULL;
+                struct json_object *job;
+                int64_t id;
+
+                (void) wipectl_parse_job_id(argv[i], &id);
+                if (!request || json_object_object_add(request, "job", json_object_new_int64(id)) < 0 ||
+                    (device && json_object_object_add(request, "device", json_object_new_string(device)) < 0)) {
+                        wipectl_error("%s: out of memory", self->name);
+                        return WIPECTL_EXIT_FAILURE;
+                }
+                if (!connected) {
+                        r = client_connect_call(&c, opts->socket_path, request, &reply);
+                        if (r != WIPECTL_EXIT_OK)
+                                return r;
+                        connected = true;
+                } else {
+                        r = client_call(&c, request, &reply);
+                        if (r < 0) {
+                                r = client_translate_errno(&c, r);
+                                if (status == WIPECTL_EXIT_OK)
+                                        status = r;
+                                if (r == WIPECTL_EXIT_UNREACHABLE)
+                                        break;
+                                continue;
+                        }
+                }
+                if (op == PROTOCOL_OP_FORGET) {
+                        if (!opts->json)
+                                printf("job %" PRId64 ": forgotten\n", id);
+                        json_object_array_add(jobs, json_object_new_int64(id));
+                } else if (json_object_object_get_ex(reply, "job", &job))
+                        json_object_array_add(jobs, json_object_get(job));
+        }
+        client_close(&c);
+        if (op == PROTOCOL_OP_FORGET) {
+                if (opts->json) {
+                        _cleanup_json_ struct json_object *o = json_object_new_object();
+
+                        if (o && json_object_object_add(o, "forgotten", json_object_get(jobs)) == 0)
+                                printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+                }
+                return status;
+        }
+        if (json_object_array_length(jobs) > 0) {
+                _cleanup_json_ struct json_object *o = json_object_new_object();
+
+                if (!o || json_object_object_add(o, "jobs", json_object_get(jobs)) < 0) {
+                        wipectl_error("%s: out of memory", self->name);
+                        return WIPECTL_EXIT_FAILURE;
+                }
+                r = output_print(OUTPUT_JOBS, o, opts->json);
+                if (status == WIPECTL_EXIT_OK)
+                        status = r;
+        }
+        return status;
+}
+
+static int cmd_pause_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc, char **argv) {
+        int r = cmd_options(self, argc, argv, NULL, NULL);
+
+        return r >= 0 ? r : cmd_control_run(self, opts, PROTOCOL_OP_PAUSE, argc, argv, NULL);
+}
+
+static int cmd_forget_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc, char **argv) {
+        int r = cmd_options(self, argc, argv, NULL, NULL);
+
+        return r >= 0 ? r : cmd_control_run(self, opts, PROTOCOL_OP_FORGET, argc, argv, NULL);
+}
+
+static int cmd_resume_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc, char **argv) {
+        static const struct option options[] = {
+                { "device", required_argument, NULL, 'd' },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        const char *device = NULL;
+        int opt;
+
+        while ((opt = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
+                if (opt == 'd') {
+                        if (!*optarg)
+                                return cmd_usage_error(self, "--device: empty path");
+                        device = optarg;
+                } else if (opt == 'h') {
+                        cmd_usage(self, stdout);
+                        return WIPECTL_EXIT_OK;
+                } else
+                        return cmd_option_error(self, argv, opt);
+        }
+        return cmd_control_run(self, opts, PROTOCOL_OP_RESUME, argc, argv, device);
+}
+
+const struct cmd_entry cmd_pause_entry = {
+        .name = "pause",
+        .args = "JOB...",
+        .summary = "Stop jobs at a checkpoint, to resume them later",
+        .exec = cmd_pause_exec,
+};
+
+const struct cmd_entry cmd_resume_entry = {
+        .name = "resume",
+        .args = "[--device PATH] JOB...",
+        .summary = "Continue paused or interrupted jobs from their checkpoint",
+        .help = "  --device PATH        the job's device, for one without a serial, WWN or backing file\n",
+        .exec = cmd_resume_exec,
+};
+
+const struct cmd_entry cmd_forget_entry = {
+        .name = "forget",
+        .args = "JOB...",
+        .summary = "Drop ended or paused jobs from the list (their reports stay)",
+        .exec = cmd_forget_exec,
+};
