@@ -129,7 +129,7 @@ static int cmd_job_status_exec(const struct cmd_entry *self, const struct wipect
 }
 
 /* {"jobs":[...]} of a list reply: every job when all, else those that have not ended and those
- * that ended within CMD_JOB_RECENT_S. A new object, NULL on ENOMEM. */
+ * that ended within CMD_JOB_RECENT_S (interrupted ones always). A new object, NULL on ENOMEM. */
 static struct json_object *cmd_job_list_filter(struct json_object *reply, bool all) {
         _cleanup_json_ struct json_object *result = json_object_new_object();
         struct json_object *jobs = NULL, *kept = json_object_new_array();
@@ -144,8 +144,10 @@ static struct json_object *cmd_job_list_filter(struct json_object *reply, bool a
         for (size_t i = 0; i < json_object_array_length(jobs); i++) {
                 struct json_object *job = json_object_array_get_idx(jobs, i);
                 double ended = output_get_double(job, "ended_at", -1);
+                const char *state = output_get_string(job, "state", "");
 
-                if (!all && output_state_ended(output_get_string(job, "state", NULL)) && ended >= 0 &&
+                /* An interrupted job waits for someone: it stays listed. */
+                if (!all && output_state_ended(state) && strcmp(state, "interrupted") != 0 && ended >= 0 &&
                     now - ended > CMD_JOB_RECENT_S)
                         continue;
                 if (json_object_array_add(kept, json_object_get(job)) < 0) {

@@ -41,8 +41,8 @@ notify_wait "STOPPING=1" || fail "no STOPPING=1"
 saved=$STATE/jobs/$id.json
 [ -f "$saved" ] || fail "job $id not saved in $STATE/jobs: $(ls -la "$STATE" "$STATE/jobs" 2>&1)"
 [ "$(stat -c %a "$saved")" = 600 ] || fail "$saved has mode $(stat -c %a "$saved"), expected 600 (it holds the key)"
-jq -e --argjson id "$id" '.format == 1 and .job.id == $id and .job.state == "interrupted" and
-        .job.node != null and (.report.passes[0].key | length) == 32' "$saved" >/dev/null ||
+jq -e --argjson id "$id" '.format == 2 and .id == $id and .state == "interrupted" and
+        .identity.node != null and (.passes[0].key | length) == 32' "$saved" >/dev/null ||
         fail "saved record is not the interrupted job with its key: $(cat "$saved")"
 ls -a "$STATE/jobs" | grep -q '\.tmp$' && fail "a temporary file was left in $STATE/jobs"
 

@@ -75,7 +75,7 @@ stop_daemon || fail "daemon exit status $?"
 
 # A cancel reaches a job whose workers sleep on its rate limit (1 MiB at 10 kB/s: 100 s a piece):
 # it ends cancelled at once, not when the sleep is over; and a SIGTERM right after a cancel keeps
-# it cancelled (not interrupted, not saved for a resume).
+# it cancelled (not interrupted: its record says cancelled, so it is not resumed).
 start_daemon --threads 2
 slow=$(wipectl --json wipe --yes --no-wait --verify none --max-rate 10k "$one" | jq -r '.jobs[0].id')
 for _ in $(seq 100); do [ "$(job_field "$slow" bytes_done)" -gt 0 ] && break; sleep 0.1; done
@@ -86,7 +86,7 @@ slow2=$(wipectl --json wipe --yes --no-wait --verify none --max-rate 10k "$one" 
 for _ in $(seq 100); do [ "$(job_field "$slow2" bytes_done)" -gt 0 ] && break; sleep 0.1; done
 wipectl cancel "$slow2" > /dev/null && stop_daemon || fail "cancel then SIGTERM failed"
 grep -q "job $slow2: $one: cancelled" "$TEST_DIR/daemon.log" || fail "job $slow2 did not end cancelled: $(tail -5 "$TEST_DIR/daemon.log")"
-[ -e "$STATE/jobs/$slow2.json" ] && fail "a cancelled job was saved for a resume"
+[ "$(jq -r .state "$STATE/jobs/$slow2.json")" = cancelled ] || fail "the cancelled job's record is not cancelled (it would resume): $(cat "$STATE/jobs/$slow2.json")"
 
 # The daemon refuses a bad rate at start (it must not come up; timeout 124 would mean it did).
 timeout 10 "$WIPED" --socket "$TEST_DIR/bad.sock" --state-dir "$TEST_DIR/bad-state" --foreground --max-rate abc \
