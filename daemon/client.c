@@ -420,7 +420,7 @@ static struct json_object *op_forget(struct request_ctx *c) {
                 return protocol_reply_error(c->req->id, k, "job %" PRIu64 ": %s: cancel or pause it first", id,
                                             job_state_name(job_get_state(job)));
         if (k < 0)
-                return protocol_reply_error(c->req->id, k, "job %" PRIu64 ": cannot delete its record: %s", id,
+                return protocol_reply_error(c->req->id, k, "job %" PRIu64 ": cannot forget it: %s", id,
                                             strerror(-k));
         r = protocol_reply_new(c->req->id);
         if (r)

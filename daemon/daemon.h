@@ -78,6 +78,8 @@ struct device_identity {
         char *transport;                /* loop, nvme, sata, usb, scsi, virtio, mmc or NULL */
         char *vendor, *model, *serial, *wwn;  /* NULL when unknown */
         char **by_id;                   /* /dev/disk/by-id links to node, NULL-terminated */
+        int partition;                  /* its number when it is a partition, else 0 */
+        uint64_t part_start;            /* partition only: its first sector (512-byte units) */
         bool is_loop;
         char *backing_file;             /* loop only */
         uint64_t backing_inode;         /* loop only */
@@ -179,6 +181,7 @@ struct job_pass {
         struct pass pass;               /* what it writes */
         uint8_t key[KEYSTREAM_KEY_MAX]; /* random passes: own key from getrandom; cleansed on free */
         size_t key_len;
+        uint64_t key_serial;            /* names this key for the workers' cipher caches: never reused */
         bool written;                   /* every write completed and flushed */
         struct verify_result verified;  /* latest verification of this pass */
 };
@@ -437,6 +440,8 @@ int state_write_atomic(const char *dir, const char *name, const char *text, size
 struct json_object *state_record_json(struct job *job);
 /* The record as the file holds it: one line with its SHA-256 in it. malloc'd, NULL on ENOMEM. */
 char *state_record_text(struct json_object *rec, size_t *len);
+/* Overwrite the keys in a record before it is freed. */
+void state_record_cleanse(struct json_object *rec);
 /* Read and check a record file: size, checksum, strict JSON. 0 with *ret, or -errno with err. */
 int state_record_read(int dirfd, const char *name, struct json_object **ret, char *err, size_t err_len);
 /* Fill a new job (fd -1, no pool) from a checked record: every field's type and range is
@@ -449,6 +454,8 @@ const char *job_event_name(enum job_event_kind k);
 /* The job's history as JSON (job lock held). NULL on ENOMEM. */
 struct json_object *job_history_json(const struct job *job);
 #define JOB_HISTORY_MAX 1000         /* events kept per job */
+/* A number for a newly set key (the workers cache their cipher by it). */
+uint64_t job_key_serial_next(void);
 /* Append an event to the job's history (job lock held). 0 or -ENOMEM. */
 int job_event_add(struct job *job, enum job_event_kind kind, const char *reason, uint64_t bytes_done);
 

@@ -541,6 +541,13 @@ static void identity_read(struct device_identity *id, int fd, const char *node, 
         id->read_only = (ioctl(fd, BLKROGET, &ro) == 0 && ro) || sysfs_flag(rdev, "ro");
         id->rotational = sysfs_flag(rdev, "queue/rotational");
         id->removable = sysfs_flag(rdev, "removable");
+        if (sysfs_flag(rdev, "partition")) {
+                _cleanup_free_ char *num = sysfs_read(rdev, "partition"), *start = sysfs_read(rdev, "start");
+
+                /* A partition is its disk's identity plus where it is on the disk. */
+                id->partition = num ? atoi(num) : 0;
+                id->part_start = start ? strtoull(start, NULL, 10) : 0;
+        }
 
         pr = blkid_new_probe();
         if (pr) {
@@ -1218,6 +1225,13 @@ struct json_object *device_identity_json(const struct device_identity *id) {
         for (size_t i = 0; id->by_id && id->by_id[i]; i++)
                 json_object_array_add(links, json_object_new_string(id->by_id[i]));
         json_object_object_add(o, "by_id", links);
+        if (id->partition > 0) {
+                struct json_object *pt = json_object_new_object();
+
+                json_object_object_add(pt, "number", json_object_new_int(id->partition));
+                json_object_object_add(pt, "start", json_object_new_uint64(id->part_start));
+                json_object_object_add(o, "partition", pt);
+        }
         if (id->is_loop) {
                 struct json_object *l = json_object_new_object();
                 char devno[32];
@@ -1317,6 +1331,8 @@ bool device_identity_same(const struct device_identity *a, const struct device_i
                 *what = "serial";
         else if (!SAME_STR(a->wwn, b->wwn))
                 *what = "WWN";
+        else if (a->partition != b->partition || a->part_start != b->part_start)
+                *what = "partition number or start";
         else if (a->is_loop != b->is_loop || a->backing_inode != b->backing_inode || a->backing_dev != b->backing_dev ||
                  !SAME_STR(a->backing_file, b->backing_file))
                 *what = "loop backing file";

@@ -40,6 +40,11 @@ static struct json_object *error_json(struct job *job);
 static void graveyard_sweep(double now, bool all);
 
 static struct job *jobs_head, *jobs_tail;  /* oldest first */
+static atomic_uint_fast64_t key_serials;
+
+uint64_t job_key_serial_next(void) {
+        return atomic_fetch_add(&key_serials, 1) + 1;
+}
 static uint64_t jobs_next_id = 1;
 
 static const char *const state_names[_JOB_STATE_MAX] = {
@@ -406,6 +411,7 @@ static struct job *job_new(const char *device, struct device_probe *probe, const
                         continue;
                 /* Every random pass has its own key. */
                 p->key_len = keystream_key_size(job->cipher);
+                p->key_serial = job_key_serial_next();
                 if (getrandom(p->key, p->key_len, 0) != (ssize_t) p->key_len) {
                         *r = errno ? -errno : -EIO;
                         job_free(job);
@@ -571,6 +577,13 @@ static int ckpt_snapshot(struct job *job, struct ckpt_snap *c) {
         pthread_mutex_lock(&job->lock);
         c->verify = st->kind == STAGE_VERIFY ? job->current : (struct verify_result) {};
         pthread_mutex_unlock(&job->lock);
+        /* Mismatches are counted per sector as found, also in units not done yet: a verification
+         * that found some starts again whole on a resume, so that none is counted twice. */
+        if (st->kind == STAGE_VERIFY && c->verify.mismatched > 0) {
+                memset(c->bits, 0, job->n_unit_words * sizeof(*c->bits));
+                c->bytes_done = stage_base(job, c->stage);
+                c->verify = (struct verify_result) {};
+        }
         return 0;
 }
 
@@ -887,8 +900,11 @@ static void job_stage_complete(struct job *job, unsigned run) {
 
 /* Give up a unit: the last one of an aborted job ends it. */
 static void job_unit_put(struct job *job, unsigned run) {
+        (void) run;
+        /* No unit of any run is held now: the run to end is the current one (a unit given back
+         * late may be of an earlier run, claimed just before it ended). */
         if (atomic_fetch_sub(&job->active_chunks, 1) == 1 && atomic_load(&job->abort))
-                job_end_aborted(job, run);
+                job_end_aborted(job, atomic_load(&job->run));
 }
 
 /* The flusher: one thread that completes stages (a flush waits on the device, for a second or more
@@ -1132,6 +1148,15 @@ int job_verify_again(struct job *job, enum verify_mode mode, double percent, boo
         }
         stages[0] = (struct stage) { .kind = STAGE_VERIFY, .pass = job->n_passes - 1,
                                      .sampled = mode == VERIFY_SAMPLE, .mode = mode };
+        /* Room for the new sample's units; a worker may still look at the old ones (pool lock). */
+        pool_lock(job->pool);
+        r = job_alloc_bits(job);
+        pool_unlock(job->pool);
+        if (r < 0) {
+                free(stages);
+                close(fd);
+                return r;
+        }
 
         pthread_mutex_lock(&job->lock);
         job->fd = fd;
@@ -1151,17 +1176,6 @@ int job_verify_again(struct job *job, enum verify_mode mode, double percent, boo
         job->started_mono = job->sample_mono = now_monotonic();
         /* A worker may still look at the job from its last run (under the pool lock). */
         pool_lock(job->pool);
-        r = job_alloc_bits(job);
-        if (r < 0) {
-                pool_unlock(job->pool);
-                free(stages);
-                pthread_mutex_lock(&job->lock);
-                job->fd = -1;
-                job->state = job->wipe_state;
-                pthread_mutex_unlock(&job->lock);
-                close(fd);
-                return r;
-        }
         free(job->stages);
         job->stages = stages;
         job->n_stages = 1;
@@ -1307,6 +1321,7 @@ static void job_persist(struct job *job, double now) {
         pthread_mutex_unlock(&job->lock);
         rec = state_record_json(job);
         text = rec ? state_record_text(rec, &len) : NULL;
+        state_record_cleanse(rec);
         if (text) {
                 snprintf(name, sizeof(name), "%" PRIu64 ".json", job->id);
                 r = state_write_atomic(jobs_dir, name, text, len);
@@ -1336,7 +1351,7 @@ static bool job_report_due(struct job *j) {
                (!j->reported || j->reported_end != j->ended_at);
 }
 
-static void job_write_report(struct job *job, double ended);
+static int job_write_report(struct job *job, double ended);
 
 void job_persist_all(void) {
         for (struct job *j = jobs_head; j; j = j->next) {
@@ -1389,8 +1404,9 @@ static void report_add_context(struct job *job, struct json_object *o) {
         json_add(o, "bad_ranges", json_object_new_array());
 }
 
-/* Write the signed report of an ended job to STATE_DIR/reports/ID.json: main thread. */
-static void job_write_report(struct job *job, double ended) {
+/* Write the signed report of an ended job to STATE_DIR/reports/ID.json: main thread. 0 or -errno
+ * (logged once per failure streak). */
+static int job_write_report(struct job *job, double ended) {
         _cleanup_json_ struct json_object *o = NULL;
         _cleanup_free_ char *text = NULL, *path = NULL;
         char name[32];
@@ -1398,11 +1414,11 @@ static void job_write_report(struct job *job, double ended) {
         int r = -ENOMEM;
 
         if (!reports_dir || !host_key)
-                return;
+                return 0;
         snprintf(name, sizeof(name), "%" PRIu64 ".json", job->id);
         if (asprintf(&path, "%s/%s", reports_dir, name) < 0) {
                 path = NULL;
-                return;
+                return -ENOMEM;
         }
         o = job_report_json(job, false);
         if (o) {
@@ -1418,7 +1434,7 @@ static void job_write_report(struct job *job, double ended) {
                         log_error("job %" PRIu64 ": %s: cannot write its report %s: %s", job->id, job->info.node, path,
                                   strerror(-r));
                 job->persist_retry = now_monotonic() + 5.0;
-                return;
+                return r;
         }
         job->reported = true;
         job->reported_end = ended;
@@ -1429,6 +1445,7 @@ static void job_write_report(struct job *job, double ended) {
         pthread_mutex_unlock(&job->lock);
         log_job_event(LOG_NOTICE, LOG_EVENT_REPORT_WRITTEN, job, "job %" PRIu64 ": %s: report written to %s", job->id,
                       job->info.node, job->report_file);
+        return 0;
 }
 
 /* The stored signed report of job id, parsed. NULL with -errno in *r. */
@@ -1623,11 +1640,21 @@ int job_forget(struct job *job) {
         _cleanup_free_ char *path = NULL;
         bool queued;
 
+        int r;
+
         pthread_mutex_lock(&job->lock);
         queued = job->ckpt_queued;
         pthread_mutex_unlock(&job->lock);
-        if (!(job_state_is_final(s) || s == JOB_PAUSED) || !atomic_load(&job->settled) || queued)
+        if (!(job_state_is_final(s) || s == JOB_PAUSED) || !atomic_load(&job->settled) || queued ||
+            atomic_load(&job->active_chunks) > 0)
                 return -EBUSY;
+        /* Its report outlives it: written now if the next tick was to write it. */
+        if (job_report_due(job)) {
+                job->persist_retry = 0;
+                r = job_write_report(job, job->ended_at);
+                if (r < 0)
+                        return r;
+        }
         if (jobs_dir && asprintf(&path, "%s/%" PRIu64 ".json", jobs_dir, job->id) >= 0 && unlink(path) < 0 &&
             errno != ENOENT)
                 return -errno;
@@ -1653,7 +1680,8 @@ static void graveyard_sweep(double now, bool all) {
         for (struct job **p = &graveyard; *p;) {
                 struct job *j = *p;
 
-                if (all || now - j->forgotten_at > 5.0) {
+                /* Workers and the flusher let go of a job microseconds after it settled. */
+                if (all || (now - j->forgotten_at > 5.0 && atomic_load(&j->active_chunks) == 0)) {
                         *p = j->next;
                         job_free(j);
                 } else
@@ -1850,7 +1878,14 @@ void job_load_all(struct pool *pool) {
         if (!jobs_dir)
                 return;
         dfd = open(jobs_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        d = dfd >= 0 ? fdopendir(fcntl(dfd, F_DUPFD_CLOEXEC, 0)) : NULL;
+        if (dfd >= 0) {
+                int dup = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
+
+                d = dup >= 0 ? fdopendir(dup) : NULL;
+                if (!d && dup >= 0)
+                        close(dup);
+        } else
+                d = NULL;
         if (!d) {
                 log_error("%s: cannot read: %s: no saved job is loaded", jobs_dir, strerror(errno));
                 return;

@@ -272,6 +272,8 @@ char *state_record_text(struct json_object *rec, size_t *len) {
         if (!text)
                 return NULL;
         memcpy(text, s, n);
+        /* json-c keeps its own copy of the text, keys and all. */
+        OPENSSL_cleanse((void *) s, n);
         text[n++] = '\n';
         text[n] = 0;
         /* The hash covers the whole line, itself zeroed. */
@@ -282,6 +284,17 @@ char *state_record_text(struct json_object *rec, size_t *len) {
         memcpy(text + strlen(RECORD_PREFIX), sum, RECORD_HASH_HEX);
         *len = n;
         return text;
+}
+
+void state_record_cleanse(struct json_object *rec) {
+        struct json_object *passes = rec ? json_object_object_get(rec, "passes") : NULL;
+
+        for (size_t i = 0; passes && json_object_is_type(passes, json_type_array) && i < json_object_array_length(passes); i++) {
+                struct json_object *k = json_object_object_get(json_object_array_get_idx(passes, i), "key");
+
+                if (k && json_object_is_type(k, json_type_string))
+                        OPENSSL_cleanse((void *) json_object_get_string(k), (size_t) json_object_get_string_len(k));
+        }
 }
 
 /* ---- reading ---- */
@@ -336,8 +349,10 @@ int state_record_read(int dirfd, const char *name, struct json_object **ret, cha
                 return -EBADMSG;
         }
         tok = json_tokener_new();
-        if (!tok)
+        if (!tok) {
+                OPENSSL_cleanse(text, len);
                 return -ENOMEM;
+        }
         json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
         o = json_tokener_parse_ex(tok, text, (int) len - 1);
         if (!o || json_tokener_get_error(tok) != json_tokener_success ||
@@ -348,6 +363,8 @@ int state_record_read(int dirfd, const char *name, struct json_object **ret, cha
                 return -EBADMSG;
         }
         json_tokener_free(tok);
+        /* The keys are in it. */
+        OPENSSL_cleanse(text, len);
         *ret = o;
         return 0;
 }
@@ -496,7 +513,7 @@ static int parse_devno(const char *s, dev_t *ret) {
 }
 
 static void parse_identity(struct parser *p, struct json_object *o, struct device_identity *id) {
-        struct json_object *links, *loop;
+        struct json_object *links, *loop, *part, *v;
         uint64_t ma, mi;
 
         if (!o)
@@ -506,12 +523,16 @@ static void parse_identity(struct parser *p, struct json_object *o, struct devic
         ma = get_u64(p, o, "major", 0xfff);
         mi = get_u64(p, o, "minor", 0xfffff);
         id->rdev = makedev((unsigned) ma, (unsigned) mi);
-        id->size = get_u64(p, o, "size", UINT64_MAX);
+        /* Below 2^60 bytes: no plan arithmetic can wrap. */
+        id->size = get_u64(p, o, "size", 1ULL << 60);
         id->logical_sector = (uint32_t) get_u64(p, o, "logical_sector", 65536);
         id->physical_sector = (uint32_t) get_u64(p, o, "physical_sector", UINT32_MAX);
         id->minimum_io = (uint32_t) get_u64(p, o, "minimum_io", UINT32_MAX);
         id->optimal_io = (uint32_t) get_u64(p, o, "optimal_io", UINT32_MAX);
-        id->alignment_offset = (int32_t) get_u64(p, o, "alignment_offset", INT32_MAX);
+        v = field(p, o, "alignment_offset", json_type_int, false);
+        if (v && (json_object_get_int64(v) < INT32_MIN || json_object_get_int64(v) > INT32_MAX) && !p->bad)
+                p->bad = "alignment_offset";
+        id->alignment_offset = v ? (int32_t) json_object_get_int64(v) : 0;
         id->rotational = get_bool(p, o, "rotational");
         id->removable = get_bool(p, o, "removable");
         id->read_only = get_bool(p, o, "read_only");
@@ -536,6 +557,18 @@ static void parse_identity(struct parser *p, struct json_object *o, struct devic
                 }
                 if (!id->by_id && !p->bad)
                         p->bad = "(out of memory)";
+        }
+        part = json_object_object_get(o, "partition");
+        if (part) {
+                if (!json_object_is_type(part, json_type_object)) {
+                        if (!p->bad)
+                                p->bad = "partition";
+                        return;
+                }
+                id->partition = (int) get_u64(p, part, "number", INT32_MAX);
+                id->part_start = get_u64(p, part, "start", UINT64_MAX);
+                if (id->partition == 0 && !p->bad)
+                        p->bad = "partition";
         }
         loop = json_object_object_get(o, "loop");
         if (loop) {
@@ -705,6 +738,8 @@ int state_record_parse(struct json_object *rec, struct job *job, char *err, size
                             (!k || unhex(json_object_get_string(k), jp->key, sizeof(jp->key), &jp->key_len) < 0 ||
                              jp->key_len != keystream_key_size(job->cipher)) && !p.bad)
                                 p.bad = "key";
+                        if (jp->key_len)
+                                jp->key_serial = job_key_serial_next();
                         jp->written = get_bool(&p, o, "written");
                         parse_verify(&p, field(&p, o, "verified", json_type_object, true), &jp->verified);
                 }
@@ -755,6 +790,7 @@ int state_record_parse(struct json_object *rec, struct job *job, char *err, size
 int state_record_bits(struct json_object *rec, uint64_t *bits, uint64_t n) {
         struct json_object *ck = json_object_object_get(rec, "checkpoint");
         struct json_object *done = ck ? json_object_object_get(ck, "done") : NULL;
+        uint64_t next = 0;
         size_t len;
 
         if (!done || !json_object_is_type(done, json_type_array))
@@ -773,8 +809,10 @@ int state_record_bits(struct json_object *rec, uint64_t *bits, uint64_t n) {
                         return -EBADMSG;
                 first = (uint64_t) json_object_get_int64(a);
                 count = (uint64_t) json_object_get_int64(b);
-                if (first >= n || count > n - first)
+                /* Ascending and apart, as written: a hostile list cannot make this quadratic. */
+                if (first >= n || count > n - first || first < next)
                         return -EBADMSG;
+                next = first + count;
                 for (uint64_t u = first; u < first + count; u++)
                         bits[u / 64] |= 1ULL << (u % 64);
         }

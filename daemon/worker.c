@@ -88,7 +88,7 @@ struct worker {
         bool claim_now;                 /* a unit ran out: look for the next one */
         uint_fast64_t epoch_seen;       /* pool epoch at the last look for units */
         struct keystream *ks;
-        const struct job_pass *ks_pass; /* pass whose key ks holds */
+        uint64_t ks_serial;             /* key_serial of the key ks holds; 0: none */
 };
 
 struct pool {
@@ -375,10 +375,11 @@ static void worker_unhold(struct worker *w, unsigned i) {
 static int worker_key(struct worker *w, const struct job *job, const struct job_pass *p) {
         int r;
 
-        if (w->ks_pass == p)
+        /* By serial, not address: a forgotten job's memory may hold another job's passes. */
+        if (w->ks_serial == p->key_serial)
                 return 0;
         r = keystream_rekey(w->ks, job->cipher, p->key, p->key_len);
-        w->ks_pass = r < 0 ? NULL : p;
+        w->ks_serial = r < 0 ? 0 : p->key_serial;
         return r;
 }
 
