@@ -292,6 +292,11 @@ static int output_jobs_text(struct json_object *jobs) {
 
                 if (output_error_line(job, err, sizeof(err)))
                         printf("job %" PRId64 ": %s\n", output_get_int(job, "id", -1), err);
+                /* Why a job waits (paused, interrupted): what a resume needs. */
+                else if (json_object_is_type(json_object_object_get(job, "reason"), json_type_string))
+                        printf("job %" PRId64 ": %s: %s: %s\n", output_get_int(job, "id", -1),
+                               output_get_string(job, "device", "?"), output_get_string(job, "state", "?"),
+                               output_get_string(job, "reason", ""));
         }
         return 0;
 }
