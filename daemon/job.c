@@ -1731,9 +1731,15 @@ void job_tick(void) {
                         char err[512];
                         int r = job_resume(j, NULL, err, sizeof(err));
 
-                        if (r == -EBUSY && mono < j->resume_until)
+                        /* Busy (a killed daemon's I/O draining) or not there yet (disks still
+                         * appearing at boot): tried again every second while the window lasts. */
+                        if ((r == -EBUSY || r == -ENODEV) && mono < j->resume_until) {
                                 j->resume_next = mono + 1.0;
-                        else if (r < 0) {
+                                pthread_mutex_lock(&j->lock);
+                                free(j->reason);
+                                j->reason = strdup(err);
+                                pthread_mutex_unlock(&j->lock);
+                        } else if (r < 0) {
                                 j->resume_until = 0;
                                 pthread_mutex_lock(&j->lock);
                                 free(j->reason);

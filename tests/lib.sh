@@ -354,3 +354,45 @@ tmux_wait() {
         done
         return 1
 }
+
+# --- Persistent jobs (issue 8): crashes, states ---
+
+# kill_daemon: SIGKILL the test's daemon (a crash: no checkpoint, no report) and reap it; the
+# stale socket stays behind for the next start_daemon to replace.
+kill_daemon() {
+        [ -n "$DAEMON_PID" ] || hard_error "kill_daemon: no daemon running"
+        kill -KILL "$DAEMON_PID"
+        wait "$DAEMON_PID" 2>/dev/null
+        DAEMON_PID=
+}
+
+# wait_state ID REGEX [SECONDS]: until the job's state matches the extended REGEX (anchored);
+# prints that state; 1 on timeout (the last state seen printed).
+wait_state() {
+        local id=$1 re=$2 limit=${3:-10} state=
+        for _ in $(seq $((limit * 20))); do
+                state=$(job_field "$id" state 2>/dev/null)
+                [[ $state =~ ^($re)$ ]] && { echo "$state"; return 0; }
+                sleep 0.05
+        done
+        echo "$state"
+        return 1
+}
+
+# wait_bytes ID BYTES [SECONDS]: until the job's bytes_done reaches BYTES; 1 on timeout.
+wait_bytes() {
+        local id=$1 want=$2 limit=${3:-30} got
+        for _ in $(seq $((limit * 20))); do
+                got=$(job_field "$id" bytes_done 2>/dev/null)
+                [[ $got =~ ^[0-9]+$ ]] && [ "$got" -ge "$want" ] && return 0
+                sleep 0.05
+        done
+        return 1
+}
+
+# dev_sha256 DEV: the SHA-256 of all of one of the test's devices, read with direct I/O.
+dev_sha256() {
+        local sum
+        sum=$(dd if="$1" bs=1M iflag=direct status=none | sha256sum) || hard_error "cannot read $1"
+        echo "${sum%% *}"
+}
