@@ -416,6 +416,10 @@ void job_persist_all(void);
 /* The signed report of a job that is no longer in the table (forgotten), from the state
  * directory: NULL with -errno in *r. */
 struct json_object *job_report_from_file(uint64_t id, int *r);
+/* A job from a checked record (pool may be NULL: defaults), as loading makes it; NULL with the
+ * reason in err. Free with job_destroy(). */
+struct job *job_from_record(struct json_object *rec, struct pool *pool, char *err, size_t err_len);
+void job_destroy(struct job *job);
 /* The signed report of an ended job as written, or NULL when there is none (yet). */
 struct json_object *job_report_stored(struct job *job);
 /* "idle", or "3 running, 41% overall, ETA 2h13m" (sd_notify STATUS=). */
@@ -444,6 +448,9 @@ char *state_record_text(struct json_object *rec, size_t *len);
 void state_record_cleanse(struct json_object *rec);
 /* Read and check a record file: size, checksum, strict JSON. 0 with *ret, or -errno with err. */
 int state_record_read(int dirfd, const char *name, struct json_object **ret, char *err, size_t err_len);
+/* The same from len bytes of text (changed in place: the hash is zeroed); check_sum false skips
+ * the checksum (for the fuzzer, which cannot forge it). */
+int state_record_decode(char *text, size_t len, bool check_sum, struct json_object **ret, char *err, size_t err_len);
 /* Fill a new job (fd -1, no pool) from a checked record: every field's type and range is
  * checked. 0, or -EBADMSG/-ENOMEM with the field named in err. */
 int state_record_parse(struct json_object *rec, struct job *job, char *err, size_t err_len);

@@ -1782,7 +1782,11 @@ static void record_move_aside(int dfd, const char *name, const char *why) {
 }
 
 /* A job from a checked record: everything is planned again from what it says, and must agree. */
-static struct job *job_from_record(struct json_object *rec, struct pool *pool, char *err, size_t err_len) {
+void job_destroy(struct job *job) {
+        job_free(job);
+}
+
+struct job *job_from_record(struct json_object *rec, struct pool *pool, char *err, size_t err_len) {
         struct job *job = calloc(1, sizeof(*job));
         struct chunk_plan plan;
         int r;

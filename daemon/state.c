@@ -302,11 +302,9 @@ void state_record_cleanse(struct json_object *rec) {
 int state_record_read(int dirfd, const char *name, struct json_object **ret, char *err, size_t err_len) {
         _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         _cleanup_free_ char *text = NULL;
-        char sum[RECORD_HASH_HEX + 1], want[RECORD_HASH_HEX + 1];
-        size_t p = strlen(RECORD_PREFIX), len = 0;
-        struct json_tokener *tok;
-        struct json_object *o;
+        size_t len = 0;
         struct stat st;
+        int r;
 
         if (fd < 0 || fstat(fd, &st) < 0) {
                 snprintf(err, err_len, "cannot read: %s", strerror(errno));
@@ -334,17 +332,29 @@ int state_record_read(int dirfd, const char *name, struct json_object **ret, cha
                 len += (size_t) n;
         }
         text[len] = 0;
-        if (len < p + RECORD_HASH_HEX + 2 || memcmp(text, RECORD_PREFIX, p) != 0 || text[len - 1] != '\n' ||
-            memchr(text, 0, len)) {
+        r = state_record_decode(text, len, true, ret, err, err_len);
+        /* The keys are in it. */
+        OPENSSL_cleanse(text, len);
+        return r;
+}
+
+int state_record_decode(char *text, size_t len, bool check_sum, struct json_object **ret, char *err, size_t err_len) {
+        char sum[RECORD_HASH_HEX + 1], want[RECORD_HASH_HEX + 1];
+        size_t p = strlen(RECORD_PREFIX);
+        struct json_tokener *tok;
+        struct json_object *o;
+
+        if (len < p + RECORD_HASH_HEX + 2 || len > STATE_RECORD_MAX || memcmp(text, RECORD_PREFIX, p) != 0 ||
+            text[len - 1] != '\n' || memchr(text, 0, len)) {
                 snprintf(err, err_len, "not a job record of format %d (truncated or not ours)", STATE_RECORD_FORMAT);
                 return -EBADMSG;
         }
         memcpy(want, text + p, RECORD_HASH_HEX);
         want[RECORD_HASH_HEX] = 0;
         memset(text + p, '0', RECORD_HASH_HEX);
-        if (record_hash(text, len, sum) < 0)
+        if (check_sum && record_hash(text, len, sum) < 0)
                 return -EIO;
-        if (strcmp(sum, want) != 0) {
+        if (check_sum && strcmp(sum, want) != 0) {
                 snprintf(err, err_len, "checksum mismatch (torn or changed)");
                 return -EBADMSG;
         }

@@ -126,7 +126,7 @@ unsigned pool_queue_depth(struct pool *pool) {
 }
 
 uint32_t pool_io_size(struct pool *pool) {
-        return pool->io_size;
+        return pool ? pool->io_size : (uint32_t) CHUNK_IO_DEFAULT;
 }
 
 uint64_t pool_max_rate(struct pool *pool) {
@@ -165,7 +165,7 @@ struct json_object *pool_json(struct pool *pool) {
 }
 
 unsigned pool_device_queue_depth(struct pool *pool, const struct device_identity *id) {
-        if (pool->queue_depth)
+        if (pool && pool->queue_depth)
                 return pool->queue_depth;
         return id->rotational ? WIPED_QD_ROTATIONAL : WIPED_QD_SSD;
 }
