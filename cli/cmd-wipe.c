@@ -28,6 +28,8 @@ struct cmd_wipe_settings {
         uint64_t seed;                  /* --seed */
         bool rate_set;                  /* --max-rate was given */
         uint64_t max_rate;              /* --max-rate, bytes/s (0: none) */
+        bool bad_set;                   /* --max-bad was given */
+        uint64_t max_bad;               /* --max-bad, bytes */
         unsigned queue_depth;           /* --queue-depth, 0: the daemon's default */
         uint64_t io_size;               /* --io-size, 0: the daemon's buffer size */
 };
@@ -220,6 +222,8 @@ static struct json_object *cmd_wipe_request(char **devices, size_t n, const stru
                 return NULL;
         if (w->seed_set && json_object_object_add(req, "seed", json_object_new_uint64(w->seed)) < 0)
                 return NULL;
+        if (w->bad_set && json_object_object_add(req, "max_bad_bytes", json_object_new_uint64(w->max_bad)) < 0)
+                return NULL;
         if (w->rate_set && json_object_object_add(req, "max_rate", json_object_new_uint64(w->max_rate)) < 0)
                 return NULL;
         if (w->queue_depth && json_object_object_add(req, "queue_depth", json_object_new_int64(w->queue_depth)) < 0)
@@ -262,7 +266,7 @@ static int cmd_wipe_ids(const struct client *c, struct json_object *reply, int64
 static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv, struct cmd_wipe_settings *w,
                             bool *yes, bool *no_wait) {
         enum { ARG_CIPHER = 0x100, ARG_NO_WAIT, ARG_METHOD, ARG_PASSES, ARG_VERIFY, ARG_SEED, ARG_RATE, ARG_QD,
-               ARG_IO_SIZE };
+               ARG_IO_SIZE, ARG_MAX_BAD };
         static const struct option options[] = {
                 { "cipher", required_argument, NULL, ARG_CIPHER },
                 { "method", required_argument, NULL, ARG_METHOD },
@@ -272,6 +276,7 @@ static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv,
                 { "max-rate", required_argument, NULL, ARG_RATE },
                 { "queue-depth", required_argument, NULL, ARG_QD },
                 { "io-size", required_argument, NULL, ARG_IO_SIZE },
+                { "max-bad", required_argument, NULL, ARG_MAX_BAD },
                 { "yes", no_argument, NULL, 'y' },
                 { "no-wait", no_argument, NULL, ARG_NO_WAIT },
                 { "help", no_argument, NULL, 'h' },
@@ -313,6 +318,12 @@ static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv,
                         if (wipectl_parse_seed(optarg, &w->seed) < 0)
                                 return cmd_usage_error(self, "bad seed '%s' (an integer from 0 to 2^64-1)", optarg);
                         w->seed_set = true;
+                        break;
+                case ARG_MAX_BAD:
+                        if (units_parse_size(optarg, &w->max_bad) < 0)
+                                return cmd_usage_error(self, "bad size '%s' (bytes of bad sectors: 4K, 16M, 0 = none)",
+                                                       optarg);
+                        w->bad_set = true;
                         break;
                 case ARG_RATE:
                         if (units_parse_rate(optarg, &w->max_rate) < 0)
@@ -408,7 +419,7 @@ static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_opti
 const struct cmd_entry cmd_wipe_entry = {
         .name = "wipe",
         .args = "[--method NAME | --passes LIST] [--verify MODE] [--seed N] [--cipher NAME] [--max-rate RATE] "
-                "[--queue-depth N] [--io-size SIZE] [--yes] [--no-wait] DEVICE...",
+                "[--queue-depth N] [--io-size SIZE] [--max-bad SIZE] [--yes] [--no-wait] DEVICE...",
         .summary = "Overwrite devices, verify them, and wait for the jobs",
         .help = "  --method NAME        random (default), zero, random-zero, dod-3pass, schneier, gutmann\n"
                 "                       (\"wipectl methods\" describes them)\n"
@@ -421,6 +432,8 @@ const struct cmd_entry cmd_wipe_entry = {
                 "  --max-rate RATE      limit each device's I/O to RATE bytes/s (200M = 200 MB/s; default none)\n"
                 "  --queue-depth N      I/Os in flight per device (default: the daemon's, from the device)\n"
                 "  --io-size SIZE       bytes per I/O (default: the daemon's buffer size, 1M)\n"
+                "  --max-bad SIZE       bad sectors skipped before the job fails (default: the daemon's, 16M;\n"
+                "                       0: fail at the first)\n"
                 "  -y, --yes            do not ask for confirmation (required when stdin is not a terminal)\n"
                 "  --no-wait            print the job ids and return at once\n",
         .exec = cmd_wipe_exec,

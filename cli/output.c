@@ -74,7 +74,8 @@ const char *output_size_exact(char *buf, size_t n, uint64_t bytes) {
 }
 
 bool output_state_ended(const char *state) {
-        return state && (strcmp(state, "done") == 0 || strcmp(state, "failed") == 0 ||
+        return state && (strcmp(state, "done") == 0 || strcmp(state, "done-with-errors") == 0 ||
+                         strcmp(state, "failed") == 0 ||
                          strcmp(state, "cancelled") == 0 || strcmp(state, "interrupted") == 0);
 }
 

@@ -207,7 +207,7 @@ static void view_row_fill(struct view_row *r, struct json_object *job) {
 
 /* Counts of jobs by state. */
 struct view_counts {
-        size_t jobs, running, done, failed, cancelled, interrupted, paused;
+        size_t jobs, running, done, failed, cancelled, interrupted, paused, done_errors;
         double rate;                    /* bytes/s of the running jobs together */
         int64_t eta;                    /* the largest known ETA of the running jobs, -1 when none */
 };
@@ -227,6 +227,8 @@ static void view_count(struct view_counts *k, struct json_object *job) {
                 k->interrupted++;
         else if (strcmp(state, "paused") == 0)
                 k->paused++;
+        else if (strcmp(state, "done-with-errors") == 0)
+                k->done_errors++;
         else {
                 k->running++;
                 k->rate += output_get_double(job, "rate_bps", 0);
@@ -252,6 +254,7 @@ static size_t view_state_list(const struct view_counts *k, enum view_states whic
         } parts[] = {
                 { k->running, "running" }, { k->done, "done" }, { k->failed, "failed" },
                 { k->cancelled, "cancelled" }, { k->interrupted, "interrupted" }, { k->paused, "paused" },
+                { k->done_errors, "done with errors" },
         };
         bool first = true;
 

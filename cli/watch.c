@@ -334,7 +334,7 @@ int watch_jobs(struct client *c, const struct watch_settings *s, struct json_obj
 
 int watch_outcome(struct json_object *status) {
         struct json_object *jobs = NULL;
-        bool failed = false, cancelled = false, interrupted = false, other = false;
+        bool failed = false, cancelled = false, interrupted = false, bad = false, other = false;
 
         if (!json_object_object_get_ex(status, "jobs", &jobs) || !json_object_is_type(jobs, json_type_array))
                 return WIPECTL_EXIT_FAILURE;
@@ -349,6 +349,8 @@ int watch_outcome(struct json_object *status) {
                         failed = true;
                 else if (strcmp(state, "interrupted") == 0)
                         interrupted = true;
+                else if (strcmp(state, "done-with-errors") == 0)
+                        bad = true;
                 else if (strcmp(state, "done") != 0)
                         other = true;
                 if (output_error_line(job, err, sizeof(err)))
@@ -360,6 +362,8 @@ int watch_outcome(struct json_object *status) {
                 return WIPECTL_EXIT_JOB_CANCELLED;
         if (interrupted)
                 return WIPECTL_EXIT_JOB_INTERRUPTED;
+        if (bad)
+                return WIPECTL_EXIT_DONE_ERRORS;
         return other ? WIPECTL_EXIT_FAILURE : WIPECTL_EXIT_OK;
 }
 

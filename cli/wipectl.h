@@ -26,6 +26,8 @@ enum wipectl_exit {
         WIPECTL_EXIT_JOB_INTERRUPTED = 8, /* a waited-for job ended "interrupted" (the daemon stopped), and
                                            * none failed or was cancelled */
         WIPECTL_EXIT_CHECK_FAILED = 9,  /* report --check: the report failed its check */
+        WIPECTL_EXIT_DONE_ERRORS = 10,  /* a waited-for job ended "done-with-errors" (bad sectors skipped), and
+                                         * none failed, was cancelled or interrupted */
         WIPECTL_EXIT_DETACHED = 130,    /* Ctrl-C while waiting; the jobs keep running */
 };
 

@@ -36,6 +36,8 @@ static const struct {
         [CONFFILE_CHECKPOINT_BYTES] = { "checkpoint-bytes" },
         [CONFFILE_RESUME] = { "resume" },
         [CONFFILE_HISTORY_MAX_AGE] = { "history-max-age" },
+        [CONFFILE_MAX_BAD] = { "max-bad" },
+        [CONFFILE_CLIENT_TIMEOUT] = { "client-timeout" },
         [CONFFILE_ALLOW] = { "allow", true },
         [CONFFILE_DENY] = { "deny", true },
 };
@@ -220,6 +222,15 @@ int conffile_set(struct conffile *c, enum conffile_key key, const char *value, c
                 if (parse_uint(value, 0, CONFFILE_HISTORY_MAX_AGE_MAX, &c->history_max_age_days) < 0)
                         return value_error(msg, len, "invalid age (days, 0..%d; 0: forever)",
                                            CONFFILE_HISTORY_MAX_AGE_MAX);
+                break;
+        case CONFFILE_MAX_BAD:
+                if (units_parse_size(value, &v) < 0 || v > CONFFILE_MAX_BAD_MAX)
+                        return value_error(msg, len, "invalid size of bad sectors (0..1P)");
+                c->max_bad = v;
+                break;
+        case CONFFILE_CLIENT_TIMEOUT:
+                if (parse_uint(value, 1, CONFFILE_CLIENT_TIMEOUT_MAX, &c->client_timeout) < 0)
+                        return value_error(msg, len, "invalid timeout (seconds, 1..%d)", CONFFILE_CLIENT_TIMEOUT_MAX);
                 break;
         case CONFFILE_ALLOW:
         case CONFFILE_DENY:
@@ -437,6 +448,12 @@ int conffile_merge(struct conffile *dst, const struct conffile *src) {
                 case CONFFILE_HISTORY_MAX_AGE:
                         dst->history_max_age_days = src->history_max_age_days;
                         break;
+                case CONFFILE_MAX_BAD:
+                        dst->max_bad = src->max_bad;
+                        break;
+                case CONFFILE_CLIENT_TIMEOUT:
+                        dst->client_timeout = src->client_timeout;
+                        break;
                 case CONFFILE_ALLOW:
                         r = strv_copy(&dst->allow, &dst->n_allow, src->allow, src->n_allow);
                         break;
@@ -501,6 +518,10 @@ bool conffile_same(const struct conffile *a, const struct conffile *b, enum conf
                 return a->resume_manual == b->resume_manual;
         case CONFFILE_HISTORY_MAX_AGE:
                 return a->history_max_age_days == b->history_max_age_days;
+        case CONFFILE_MAX_BAD:
+                return a->max_bad == b->max_bad;
+        case CONFFILE_CLIENT_TIMEOUT:
+                return a->client_timeout == b->client_timeout;
         case CONFFILE_ALLOW:
                 return strv_same(a->allow, a->n_allow, b->allow, b->n_allow);
         case CONFFILE_DENY:
@@ -577,6 +598,12 @@ char *conffile_format(const struct conffile *c, enum conffile_key key, char *buf
                 break;
         case CONFFILE_HISTORY_MAX_AGE:
                 snprintf(buf, n, "%u", c->history_max_age_days);
+                return buf;
+        case CONFFILE_MAX_BAD:
+                snprintf(buf, n, "%" PRIu64, c->max_bad);
+                return buf;
+        case CONFFILE_CLIENT_TIMEOUT:
+                snprintf(buf, n, "%u", c->client_timeout);
                 return buf;
         case CONFFILE_ALLOW:
                 return format_strv(buf, n, c->allow, c->n_allow);

@@ -27,6 +27,8 @@ enum conffile_key {
         CONFFILE_CHECKPOINT_BYTES,
         CONFFILE_RESUME,
         CONFFILE_HISTORY_MAX_AGE,
+        CONFFILE_MAX_BAD,
+        CONFFILE_CLIENT_TIMEOUT,
         CONFFILE_ALLOW,                 /* a list: one pattern per line, may be repeated */
         CONFFILE_DENY,                  /* a list */
         _CONFFILE_KEY_MAX,
@@ -44,6 +46,8 @@ enum conffile_key {
 #define CONFFILE_CHECKPOINT_BYTES_MIN (1ull << 20)
 #define CONFFILE_CHECKPOINT_BYTES_MAX (1ull << 40)
 #define CONFFILE_HISTORY_MAX_AGE_MAX 36500      /* days */
+#define CONFFILE_MAX_BAD_MAX (1ull << 50)
+#define CONFFILE_CLIENT_TIMEOUT_MAX 3600        /* seconds */
 #define CONFFILE_PATTERNS_MAX 1024      /* allow and deny lines together */
 #define CONFFILE_SIZE_MAX (1u << 20)    /* bytes of a file */
 
@@ -66,6 +70,8 @@ struct conffile {
         uint64_t checkpoint_bytes;      /* 1M..1T: bytes completed that also call for a checkpoint */
         bool resume_manual;             /* resume = manual: unfinished jobs wait for wipectl resume */
         unsigned history_max_age_days;  /* 0..CONFFILE_HISTORY_MAX_AGE_MAX, 0: keep ended jobs forever */
+        uint64_t max_bad;               /* bytes of bad sectors a job may skip before it fails */
+        unsigned client_timeout;        /* 1..CONFFILE_CLIENT_TIMEOUT_MAX seconds */
         char **allow, **deny;           /* fnmatch(3) patterns, absolute; NULL-terminated or NULL */
         size_t n_allow, n_deny;
 };

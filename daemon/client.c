@@ -153,12 +153,17 @@ static struct json_object *parse_tuning(struct request_ctx *c, struct job_reques
         k = protocol_get_u64(c->req->obj, "max_rate", &rq->max_rate);
         if (k == -EINVAL)
                 return bad_field(c, "max_rate", "must be an integer number of bytes per second (0: none)");
+        k = protocol_get_u64(c->req->obj, "max_bad_bytes", &v);
+        if (k == -EINVAL || (k == 0 && v > CONFFILE_MAX_BAD_MAX))
+                return bad_field(c, "max_bad_bytes", "must be an integer number of bytes (0: no bad sector allowed)");
+        if (k == 0)
+                rq->max_bad = v;
         return NULL;
 }
 
 static struct json_object *op_submit(struct request_ctx *c) {
         static const char *const fields[] = { "devices", "cipher", "method", "passes", "verify", "seed",
-                                              "queue_depth", "io_size", "max_rate", NULL };
+                                              "queue_depth", "io_size", "max_rate", "max_bad_bytes", NULL };
         _cleanup_free_ const char **devices = NULL, **pass_names = NULL;
         _cleanup_free_ struct job **jobs = NULL;
         _cleanup_free_ struct pass *passes = NULL;
@@ -167,6 +172,7 @@ static struct json_object *op_submit(struct request_ctx *c) {
                 .cipher = config_cipher(),
                 .method = config_method(),
                 .chunk_size = config_settings()->chunk_size,
+                .max_bad = config_settings()->max_bad,
         };
         const struct method *m = NULL;
         struct json_object *r, *arr;

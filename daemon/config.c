@@ -42,6 +42,8 @@ static bool config_needs_restart(enum conffile_key k) {
         case CONFFILE_CHECKPOINT_BYTES:
         case CONFFILE_RESUME:
         case CONFFILE_HISTORY_MAX_AGE:
+        case CONFFILE_MAX_BAD:
+        case CONFFILE_CLIENT_TIMEOUT:
         case CONFFILE_ALLOW:
         case CONFFILE_DENY:
                 return false;
@@ -85,6 +87,10 @@ static int config_defaults(struct conffile *c) {
                 c->checkpoint_interval = WIPED_CHECKPOINT_INTERVAL_DEFAULT;
         if (!c->set[CONFFILE_CHECKPOINT_BYTES])
                 c->checkpoint_bytes = WIPED_CHECKPOINT_BYTES_DEFAULT;
+        if (!c->set[CONFFILE_MAX_BAD])
+                c->max_bad = WIPED_MAX_BAD_DEFAULT;
+        if (!c->set[CONFFILE_CLIENT_TIMEOUT])
+                c->client_timeout = WIPED_CLIENT_TIMEOUT_DEFAULT;
         /* resume (auto) and history-max-age (0: forever) default to their zero values. */
         if ((!c->socket && !(c->socket = strdup(sock))) ||
             (!c->state_dir && !(c->state_dir = strdup(WIPED_STATE_DIR_DEFAULT))) ||
@@ -321,7 +327,9 @@ int config_json_add(struct json_object *o) {
             json_object_object_add(o, "checkpoint_interval_s", json_object_new_double(c->checkpoint_interval)) < 0 ||
             json_object_object_add(o, "checkpoint_bytes", json_object_new_int64((int64_t) c->checkpoint_bytes)) < 0 ||
             json_object_object_add(o, "resume", json_object_new_string(c->resume_manual ? "manual" : "auto")) < 0 ||
-            json_object_object_add(o, "history_max_age_days", json_object_new_int64(c->history_max_age_days)) < 0)
+            json_object_object_add(o, "history_max_age_days", json_object_new_int64(c->history_max_age_days)) < 0 ||
+            json_object_object_add(o, "max_bad", json_object_new_int64((int64_t) c->max_bad)) < 0 ||
+            json_object_object_add(o, "client_timeout_s", json_object_new_int64(c->client_timeout)) < 0)
                 return -ENOMEM;
         return 0;
 }

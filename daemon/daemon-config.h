@@ -16,6 +16,8 @@
 #define WIPED_CHUNK_SIZE_DEFAULT (64ull << 20)          /* chunk-size: common/chunk.h's CHUNK_SIZE_DEFAULT */
 #define WIPED_CHECKPOINT_INTERVAL_DEFAULT 5.0           /* checkpoint-interval, seconds */
 #define WIPED_CHECKPOINT_BYTES_DEFAULT (4ull << 30)     /* checkpoint-bytes */
+#define WIPED_MAX_BAD_DEFAULT (16ull << 20)             /* max-bad */
+#define WIPED_CLIENT_TIMEOUT_DEFAULT 60                 /* client-timeout, seconds */
 
 /* Read the configuration file at path (NULL: WIPED_CONFIG_DEFAULT, which may be missing; a path
  * given must exist), put cmdline (the command line and environment: taken over and reset) over it

@@ -151,6 +151,7 @@ enum job_state {
         JOB_CANCELLED,
         JOB_INTERRUPTED,
         JOB_PAUSED,                     /* stopped by a user at a checkpoint; resumable */
+        JOB_DONE_ERRORS,                /* done, but for bad sectors that could not be written */
         _JOB_STATE_MAX,
 };
 
@@ -290,6 +291,8 @@ struct job {
         _Atomic uint64_t *unit_bits;       /* units of the current stage completed; claims skip them */
         size_t n_unit_words;
         atomic_uint_fast64_t ckpt_pending; /* bytes completed since the last checkpoint */
+        atomic_uint_fast64_t last_ok_ns;   /* CLOCK_MONOTONIC of the last I/O that succeeded */
+        uint64_t max_bad;                  /* bytes of bad sectors before the job fails */
 
         /* Protected by lock. */
         pthread_mutex_t lock;
@@ -304,6 +307,11 @@ struct job {
         struct verify_result current;   /* the verification in progress */
         struct verify_result *runs;     /* every verification of the last pass */
         size_t n_runs;
+
+        /* Bad sectors found (job lock): sorted, merged byte ranges. */
+        struct extent *bad;
+        size_t n_bad;
+        uint64_t bad_bytes;
 
         /* Persistence (job lock). */
         struct job_checkpoint ckpt;     /* the latest checkpoint of this run */
@@ -353,6 +361,7 @@ struct job_request {
         uint32_t io_size;               /* 0: the daemon's buffer size */
         uint64_t max_rate;              /* bytes/s, 0: none */
         uint64_t chunk_size;            /* bytes per chunk, 0: CHUNK_SIZE_DEFAULT */
+        uint64_t max_bad;               /* bytes of bad sectors before the job fails */
 };
 
 const char *verify_mode_name(enum verify_mode m);
@@ -375,6 +384,10 @@ struct job *job_find_active_rdev(dev_t rdev);
 int job_cancel(struct job *job);
 /* Record the first error of a job and make it stop (any thread). */
 void job_fail(struct job *job, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define JOB_BAD_RANGES_MAX 65536       /* bad ranges kept; beyond, the job fails */
+/* A worker could not write or read [off, off + len) (a bad sector): recorded and skipped. 0, or
+ * -EIO when that makes more than the job's max_bad bytes (the job then fails). */
+int job_bad_range(struct job *job, uint64_t off, uint64_t len, bool read);
 /* A worker found a sector that differs from what the pass wrote. */
 void job_verify_mismatch(struct job *job, uint64_t offset);
 /* Claim the next unit of the job's current stage into *u: true, or false when there is none.
@@ -458,6 +471,8 @@ int state_record_parse(struct json_object *rec, struct job *job, char *err, size
  * 0, or -EBADMSG when one is out of range. */
 int state_record_bits(struct json_object *rec, uint64_t *bits, uint64_t n);
 const char *job_event_name(enum job_event_kind k);
+/* The job's bad ranges as [{offset, length}] (job lock held). NULL on ENOMEM. */
+struct json_object *job_bad_ranges_json(const struct job *job);
 /* The job's history as JSON (job lock held). NULL on ENOMEM. */
 struct json_object *job_history_json(const struct job *job);
 #define JOB_HISTORY_MAX 1000         /* events kept per job */

@@ -55,6 +55,7 @@ static const char *const state_names[_JOB_STATE_MAX] = {
         [JOB_CANCELLED] = "cancelled",
         [JOB_INTERRUPTED] = "interrupted",
         [JOB_PAUSED] = "paused",
+        [JOB_DONE_ERRORS] = "done-with-errors",
 };
 
 static const char *const verify_names[_VERIFY_MODE_MAX] = {
@@ -69,7 +70,79 @@ const char *job_state_name(enum job_state s) {
 }
 
 bool job_state_is_final(enum job_state s) {
-        return s == JOB_DONE || s == JOB_FAILED || s == JOB_CANCELLED || s == JOB_INTERRUPTED;
+        return s == JOB_DONE || s == JOB_DONE_ERRORS || s == JOB_FAILED || s == JOB_CANCELLED || s == JOB_INTERRUPTED;
+}
+
+/* Whether the job ended for good: done (with errors or not), failed or cancelled. */
+static bool state_ended(enum job_state s) {
+        return s == JOB_DONE || s == JOB_DONE_ERRORS || s == JOB_FAILED || s == JOB_CANCELLED;
+}
+
+static uint64_t mono_ns(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+int job_bad_range(struct job *job, uint64_t off, uint64_t len, bool read) {
+        uint64_t before, total, limit;
+        size_t i, n;
+        bool over;
+        char b[32], l[32];
+
+        pthread_mutex_lock(&job->lock);
+        before = job->bad_bytes;
+        /* Insert in order, merging with the neighbours it touches or overlaps. */
+        for (i = 0; i < job->n_bad && job->bad[i].offset + job->bad[i].length < off; i++)
+                ;
+        if (i < job->n_bad && job->bad[i].offset <= off + len) {
+                uint64_t end = off + len > job->bad[i].offset + job->bad[i].length ? off + len :
+                               job->bad[i].offset + job->bad[i].length;
+
+                job->bad_bytes -= job->bad[i].length;
+                if (off < job->bad[i].offset)
+                        job->bad[i].offset = off;
+                job->bad[i].length = end - job->bad[i].offset;
+                /* It may now reach the next ones. */
+                for (n = i + 1; n < job->n_bad && job->bad[n].offset <= end; n++) {
+                        uint64_t e = job->bad[n].offset + job->bad[n].length;
+
+                        job->bad_bytes -= job->bad[n].length;
+                        if (e > end)
+                                end = e;
+                }
+                job->bad[i].length = end - job->bad[i].offset;
+                memmove(&job->bad[i + 1], &job->bad[n], (job->n_bad - n) * sizeof(*job->bad));
+                job->n_bad -= n - i - 1;
+                job->bad_bytes += job->bad[i].length;
+        } else if (job->n_bad < JOB_BAD_RANGES_MAX) {
+                struct extent *a = realloc(job->bad, (job->n_bad + 1) * sizeof(*a));
+
+                if (a) {
+                        job->bad = a;
+                        memmove(&a[i + 1], &a[i], (job->n_bad - i) * sizeof(*a));
+                        a[i] = (struct extent) { off, len };
+                        job->n_bad++;
+                        job->bad_bytes += len;
+                }
+        }
+        total = job->bad_bytes;
+        limit = job->max_bad;
+        over = total > limit || job->n_bad >= JOB_BAD_RANGES_MAX;
+        if (total != before)
+                job->dirty = true;
+        pthread_mutex_unlock(&job->lock);
+        if (total != before)
+                log_warning("job %" PRIu64 ": %s: bad sector%s at offset %" PRIu64 " (%" PRIu64 " bytes, %s): skipped; "
+                            "%s bad so far", job->id, job->info.node, len > job->info.logical_sector ? "s" : "", off, len,
+                            read ? "read" : "write", units_size(b, sizeof(b), total));
+        if (over) {
+                job_fail(job, -EIO, "%s: too many bad sectors: %s (limit %s)", job->info.node,
+                         units_size(b, sizeof(b), total), units_size(l, sizeof(l), limit));
+                return -EIO;
+        }
+        return 0;
 }
 
 const char *verify_mode_name(enum verify_mode m) {
@@ -162,6 +235,7 @@ static void job_free(struct job *job) {
         free(job->history);
         free(job->reason);
         free(job->report_file);
+        free(job->bad);
         free(job->runs);
         free(job->method);
         sample_plan_done(&job->sample);
@@ -436,6 +510,8 @@ static struct job *job_new(const char *device, struct device_probe *probe, const
         /* A disk with heads is written in order: one region at a time. */
         job->max_holders = job->info.rotational ? 1 : WIPED_THREADS_MAX;
         rate_init(&job->rate, rq->max_rate);
+        job->max_bad = rq->max_bad;
+        atomic_store(&job->last_ok_ns, mono_ns());
         if (*r == 0 && job->verify == VERIFY_SAMPLE)
                 *r = job_plan_sample(job, rq->verify_percent, rq->have_seed, rq->seed);
         if (*r == 0)
@@ -683,6 +759,9 @@ static void job_finish(struct job *job, enum job_state s, unsigned run) {
         /* A later verification that is interrupted just stops: the job is what the wipe left. */
         if (reverify && (s == JOB_INTERRUPTED || s == JOB_PAUSED))
                 s = job->wipe_state;
+        /* Done but for sectors that could not be written: a distinct end. */
+        if (s == JOB_DONE && job->bad_bytes > 0)
+                s = JOB_DONE_ERRORS;
         stopped = s == JOB_INTERRUPTED || s == JOB_PAUSED;
         job->state = s;
         job->ended_at = now_realtime();
@@ -708,13 +787,13 @@ static void job_finish(struct job *job, enum job_state s, unsigned run) {
         /* The old partitions are gone from the disk: let the kernel forget them too (best effort;
          * it fails harmlessly on devices without partitions or with one in use). Outside the
          * lock: status requests must not wait for the device. */
-        if (fd >= 0 && s == JOB_DONE && !reverify)
+        if (fd >= 0 && (s == JOB_DONE || s == JOB_DONE_ERRORS) && !reverify)
                 (void) ioctl(fd, BLKRRPART, 0);
         if (fd >= 0)
                 close(fd);
 
         pthread_mutex_lock(&job->lock);
-        if (s == JOB_DONE && !reverify)
+        if ((s == JOB_DONE || s == JOB_DONE_ERRORS) && !reverify)
                 job->ckpt = (struct job_checkpoint) { .stage = job->n_stages, .bits = job->ckpt.bits,
                                                       .bytes_done = job->work_total,
                                                       .bytes_written = written_at(job, job->n_stages, 0),
@@ -730,9 +809,15 @@ static void job_finish(struct job *job, enum job_state s, unsigned run) {
         job->dirty = true;
         pthread_mutex_unlock(&job->lock);
 
-        if (s == JOB_DONE && reverify)
+        if ((s == JOB_DONE || s == JOB_DONE_ERRORS) && reverify)
                 log_job_event(LOG_INFO, LOG_EVENT_JOB_DONE, job, "job %" PRIu64 ": %s: verified again (%s): passed",
                               job->id, job->info.node, verify_mode_name(run_verify));
+        else if (s == JOB_DONE_ERRORS)
+                log_job_event(LOG_WARNING, LOG_EVENT_JOB_DONE, job,
+                              "job %" PRIu64 ": %s: done with errors: %s, %u passes written and flushed except %" PRIu64
+                              " bytes of bad sectors in %zu range%s, verification %s", job->id, job->info.node,
+                              units_size(b, sizeof(b), job->info.size), job->n_passes, job->bad_bytes, job->n_bad,
+                              job->n_bad == 1 ? "" : "s", verify_mode_name(job->verify));
         else if (reverify && job_state_is_final(s) && s != JOB_FAILED)
                 log_info("job %" PRIu64 ": %s: verifying again stopped", job->id, job->info.node);
         else if (s == JOB_DONE)
@@ -1174,6 +1259,7 @@ int job_verify_again(struct job *job, enum verify_mode mode, double percent, boo
         job->sample_bytes = 0;
         job->started_at = now_realtime();
         job->started_mono = job->sample_mono = now_monotonic();
+        atomic_store(&job->last_ok_ns, mono_ns());
         /* A worker may still look at the job from its last run (under the pool lock). */
         pool_lock(job->pool);
         free(job->stages);
@@ -1347,7 +1433,7 @@ static void job_persist(struct job *job, double now) {
 static bool job_report_due(struct job *j) {
         enum job_state s = job_get_state(j);
 
-        return (s == JOB_DONE || s == JOB_FAILED || s == JOB_CANCELLED) && atomic_load(&j->settled) &&
+        return state_ended(s) && atomic_load(&j->settled) &&
                (!j->reported || j->reported_end != j->ended_at);
 }
 
@@ -1401,7 +1487,11 @@ static void report_add_context(struct job *job, struct json_object *o) {
                 json_object_array_add(errors, error_json(job));
         pthread_mutex_unlock(&job->lock);
         json_add(o, "errors", errors);
-        json_add(o, "bad_ranges", json_object_new_array());
+        pthread_mutex_lock(&job->lock);
+        json_add(o, "bad_ranges", job_bad_ranges_json(job));
+        json_add(o, "bad_bytes", json_object_new_uint64(job->bad_bytes));
+        pthread_mutex_unlock(&job->lock);
+        json_add(o, "max_bad_bytes", json_object_new_uint64(job->max_bad));
 }
 
 /* Write the signed report of an ended job to STATE_DIR/reports/ID.json: main thread. 0 or -errno
@@ -1603,6 +1693,7 @@ int job_resume(struct job *job, const char *path, char *err, size_t err_len) {
         job->sample_bytes = job->ckpt.bytes_done;
         job->started_at = now_realtime();
         job->started_mono = job->sample_mono = job->ckpt_mono = mono;
+        atomic_store(&job->last_ok_ns, mono_ns());
         job->resume_until = 0;
         /* A worker may still look at the job from its last run (under the pool lock). */
         pool_lock(job->pool);
@@ -1701,7 +1792,7 @@ static void job_prune(double mono) {
                 enum job_state s = job_get_state(j);
 
                 next = j->next;
-                if ((s == JOB_DONE || s == JOB_FAILED || s == JOB_CANCELLED) && j->ended_at > 0 && j->ended_at < limit &&
+                if (state_ended(s) && j->ended_at > 0 && j->ended_at < limit &&
                     j->reported && job_forget(j) == 0)
                         log_info("job %" PRIu64 ": older than history-max-age (%u days)", j->id, days);
         }
@@ -2079,7 +2170,7 @@ struct json_object *job_to_json(struct job *job) {
         json_add(o, "bytes_done", json_object_new_uint64(done));
         json_add(o, "bytes_total", json_object_new_uint64(total));
         json_add(o, "rate_bps", json_fixed(job_state_is_final(s) ? 0.0 : job->rate_bps, 0));
-        if (s == JOB_DONE)
+        if (s == JOB_DONE || s == JOB_DONE_ERRORS)
                 json_add(o, "eta_s", json_object_new_int64(0));
         else if (!job_state_is_final(s) && job->rate_bps > 1.0)
                 json_add(o, "eta_s", json_object_new_int64((int64_t) ((double) (total - done) / job->rate_bps + 0.5)));
@@ -2111,6 +2202,7 @@ struct json_object *job_to_json(struct job *job) {
                 json_add(o, "checkpoint", NULL);
         json_add(o, "interruptions", json_object_new_int((int) job->interruptions));
         json_add(o, "resumes", json_object_new_int((int) job->resumes));
+        json_add(o, "bad_bytes", json_object_new_uint64(job->bad_bytes));
         pthread_mutex_unlock(&job->lock);
         json_add(o, "identity", device_identity_json(&job->info));
         return TAKE_PTR(o);

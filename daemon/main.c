@@ -53,6 +53,9 @@ static void usage(FILE *f) {
                 "                         (default auto)\n"
                 "      --history-max-age DAYS\n"
                 "                         forget ended jobs older than this (default 0: never)\n"
+                "      --max-bad SIZE     bad sectors a job skips before it fails (default 16M)\n"
+                "      --client-timeout SECONDS\n"
+                "                         close a client silent mid-request or idle this long (default 60)\n"
                 "  -f, --foreground       do not detach\n"
                 "  -v, --verbose          debug messages\n"
                 "  -h, --help             this text\n"
@@ -71,6 +74,8 @@ enum {
         OPT_CKPT_BYTES,
         OPT_RESUME,
         OPT_HISTORY,
+        OPT_MAX_BAD,
+        OPT_CLIENT_TIMEOUT,
 };
 
 /* The options that are keys of the configuration file too (the same names and checks): true
@@ -82,6 +87,7 @@ static bool option_key(int c, enum conffile_key *ret) {
                 { OPT_RATE, CONFFILE_MAX_RATE }, { OPT_CHUNK, CONFFILE_CHUNK_SIZE },
                 { OPT_CKPT_INTERVAL, CONFFILE_CHECKPOINT_INTERVAL }, { OPT_CKPT_BYTES, CONFFILE_CHECKPOINT_BYTES },
                 { OPT_RESUME, CONFFILE_RESUME }, { OPT_HISTORY, CONFFILE_HISTORY_MAX_AGE },
+                { OPT_MAX_BAD, CONFFILE_MAX_BAD }, { OPT_CLIENT_TIMEOUT, CONFFILE_CLIENT_TIMEOUT },
         };
 
         for (size_t i = 0; i < sizeof(keyed) / sizeof(keyed[0]); i++)
@@ -107,6 +113,8 @@ static int parse_args(int argc, char **argv, struct options *o) {
                 { "checkpoint-bytes", required_argument, NULL, OPT_CKPT_BYTES },
                 { "resume", required_argument, NULL, OPT_RESUME },
                 { "history-max-age", required_argument, NULL, OPT_HISTORY },
+                { "max-bad", required_argument, NULL, OPT_MAX_BAD },
+                { "client-timeout", required_argument, NULL, OPT_CLIENT_TIMEOUT },
                 { "foreground", no_argument, NULL, 'f' },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },

@@ -32,6 +32,7 @@ struct conn {
         bool eof;                       /* peer closed its side: close once out is written */
         bool drop;                      /* close now (error, or too much unread output) */
         struct watch *watch;            /* job events it subscribed to, or NULL */
+        double active;                  /* CLOCK_MONOTONIC of its last bytes (or its accept) */
         struct conn *prev, *next;       /* all connections, to close them at exit */
 };
 
@@ -40,6 +41,8 @@ static struct conn listen_tag, signal_tag, timer_tag;  /* distinct epoll data po
 
 static unsigned n_conns;
 static struct conn *conns;
+
+static double mono_now(void);
 
 static void conn_free(int ep, struct conn *c) {
         if (!c)
@@ -188,6 +191,7 @@ static void conn_read(int ep, struct conn *c, struct pool *pool) {
                         break;
                 }
                 c->in_len += (size_t) n;
+                c->active = mono_now();
                 conn_process_lines(c, pool);
         }
         conn_flush(ep, c);
@@ -227,6 +231,7 @@ static void server_accept(int ep, int listen_fd) {
                         continue;
                 }
                 c->fd = fd;
+                c->active = mono_now();
                 c->peer.uid = cred.uid;
                 c->peer.gid = cred.gid;
                 c->peer.pid = cred.pid;
@@ -274,6 +279,20 @@ static void server_watch_tick(int ep) {
                 if (!c->drop)
                         conn_flush(ep, c);
         }
+}
+
+/* A client that stops in the middle of a request, or holds a connection without asking
+ * anything, goes after client-timeout seconds; a watcher may be quiet as long as it likes. */
+static void server_timeouts(double now) {
+        double limit = (double) config_settings()->client_timeout;
+
+        for (struct conn *c = conns; c; c = c->next)
+                if (!c->drop && now - c->active > limit &&
+                    (c->in_len > 0 || !c->watch)) {
+                        log_debug("client pid %d uid %u: %s for %.0f s: closed", (int) c->peer.pid,
+                                  (unsigned) c->peer.uid, c->in_len > 0 ? "unfinished request" : "idle", limit);
+                        c->drop = true;
+                }
 }
 
 static void server_sweep(int ep) {
@@ -384,6 +403,7 @@ int server_run(int listen_fd, struct pool *pool, void (*on_stop)(void *), void *
                                 (void) !read(tfd, &ticks, sizeof(ticks));
                                 job_tick();
                                 server_watch_tick(ep);
+                                server_timeouts(mono_now());
                                 server_notify(mono_now(), &status_at, &watchdog_at, watchdog_usec);
                                 if (listen_paused && add_fd(ep, listen_fd, &listen_tag) == 0)
                                         listen_paused = false;

@@ -136,6 +136,21 @@ static struct json_object *bits_json(const uint64_t *bits, uint64_t n) {
         return a;
 }
 
+struct json_object *job_bad_ranges_json(const struct job *job) {
+        struct json_object *a = json_object_new_array();
+
+        for (size_t i = 0; a && i < job->n_bad; i++) {
+                struct json_object *o = json_object_new_object();
+
+                if (!o)
+                        break;
+                add(o, "offset", json_object_new_uint64(job->bad[i].offset));
+                add(o, "length", json_object_new_uint64(job->bad[i].length));
+                json_object_array_add(a, o);
+        }
+        return a;
+}
+
 struct json_object *job_history_json(const struct job *job) {
         struct json_object *a = json_object_new_array();
 
@@ -179,6 +194,7 @@ struct json_object *state_record_json(struct job *job) {
         add(o, "queue_depth", json_object_new_int64(job->queue_depth));
         add(o, "io_size", json_object_new_int64(job->piece));
         add(o, "max_rate", json_object_new_uint64(job->rate.bps));
+        add(o, "max_bad", json_object_new_uint64(job->max_bad));
         add(o, "chunk_size", json_object_new_uint64(job->plan.chunk_size));
         add(o, "plan_io_size", json_object_new_int64(job->plan.io_size));
         add(o, "sector", json_object_new_int64(job->plan.sector));
@@ -238,6 +254,7 @@ struct json_object *state_record_json(struct job *job) {
         add(o, "wipe_work", json_object_new_uint64(job->wipe_work));
         add(o, "ended_at", json_object_new_double(job->ended_at));
         add(o, "history", job_history_json(job));
+        add(o, "bad_ranges", job_bad_ranges_json(job));
         add(o, "interruptions", json_object_new_int((int) job->interruptions));
         add(o, "resumes", json_object_new_int((int) job->resumes));
         pthread_mutex_unlock(&job->lock);
@@ -676,6 +693,37 @@ static void parse_history(struct parser *p, struct json_object *a, struct job *j
         }
 }
 
+/* Sorted, apart, sector-sized: as job_bad_range() keeps them. */
+static void parse_bad_ranges(struct parser *p, struct json_object *a, struct job *job) {
+        size_t n = a ? json_object_array_length(a) : 0;
+        uint64_t next = 0;
+
+        if (n == 0)
+                return;
+        if (n > JOB_BAD_RANGES_MAX || !(job->bad = calloc(n, sizeof(*job->bad)))) {
+                if (!p->bad)
+                        p->bad = n > JOB_BAD_RANGES_MAX ? "bad_ranges" : "(out of memory)";
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *o = json_object_array_get_idx(a, i);
+                uint64_t off, len;
+
+                if (!json_object_is_type(o, json_type_object)) {
+                        if (!p->bad)
+                                p->bad = "bad_ranges";
+                        return;
+                }
+                off = get_u64(p, o, "offset", 1ULL << 60);
+                len = get_u64(p, o, "length", 1ULL << 60);
+                if ((len == 0 || off < next) && !p->bad)
+                        p->bad = "bad_ranges";
+                next = off + len;
+                job->bad[job->n_bad++] = (struct extent) { off, len };
+                job->bad_bytes += len;
+        }
+}
+
 int state_record_parse(struct json_object *rec, struct job *job, char *err, size_t err_len) {
         struct parser p = {};
         struct json_object *passes, *v, *ck, *runs;
@@ -702,6 +750,7 @@ int state_record_parse(struct json_object *rec, struct job *job, char *err, size
         job->queue_depth = (unsigned) get_u64(&p, rec, "queue_depth", WIPED_QD_MAX);
         job->piece = (uint32_t) get_u64(&p, rec, "io_size", 1u << 30);
         rate_init(&job->rate, get_u64(&p, rec, "max_rate", UINT64_MAX / 2));
+        job->max_bad = get_u64(&p, rec, "max_bad", UINT64_MAX);
         job->plan.chunk_size = get_u64(&p, rec, "chunk_size", 1ULL << 40);
         job->plan.io_size = (uint32_t) get_u64(&p, rec, "plan_io_size", 1u << 30);
         job->plan.sector = (uint32_t) get_u64(&p, rec, "sector", 65536);
@@ -788,6 +837,7 @@ int state_record_parse(struct json_object *rec, struct job *job, char *err, size
         job->wipe_work = get_u64(&p, rec, "wipe_work", UINT64_MAX);
         job->ended_at = get_double(&p, rec, "ended_at");
         parse_history(&p, field(&p, rec, "history", json_type_array, false), job);
+        parse_bad_ranges(&p, field(&p, rec, "bad_ranges", json_type_array, false), job);
         job->interruptions = (unsigned) get_u64(&p, rec, "interruptions", UINT32_MAX);
         job->resumes = (unsigned) get_u64(&p, rec, "resumes", UINT32_MAX);
         if (p.bad) {

@@ -40,6 +40,7 @@
 /* Verification regenerates the expected data in pieces this small, so that it is still in the
  * cache when compared (a whole 1 MiB buffer would be evicted between fill and compare). */
 #define WORKER_SCRATCH (64u << 10)
+#define WORKER_DEAD_NS (10ull * 1000000000u) /* no I/O of a device succeeded for this long: it has failed */
 /* Filled buffers are handed to the kernel in batches of this many, or at once while fewer than
  * SUBMIT_LOW of the worker's I/Os (over all its devices) are with the kernel, so that the devices
  * never idle while the worker fills. */
@@ -582,28 +583,119 @@ static int worker_same(struct worker *w, const struct job_unit *u, const uint8_t
         return 1;
 }
 
-/* A verification read of a whole slot is in: compare it with what the pass wrote, and report
- * every logical sector that differs. */
-static void worker_compare(struct worker *w, struct slot *s) {
-        const struct job_unit *u = &s->cw->u;
+/* Bytes got[0..len) were read at device offset off: compare them with what the pass wrote, and
+ * report every logical sector that differs. */
+static void worker_compare_range(struct worker *w, const struct job_unit *u, const uint8_t *got, uint64_t off,
+                                 uint32_t len) {
         struct job *job = u->job;
         uint32_t sector = job->info.logical_sector;
-        const uint8_t *got = s->buf;
-        int r = worker_same(w, u, got, s->offset, s->len);
+        int r = worker_same(w, u, got, off, len);
 
-        for (uint32_t o = 0; r == 0 && o < s->len; o += sector) {
-                int same = worker_same(w, u, got + o, s->offset + o, sector);
+        for (uint32_t o = 0; r == 0 && o < len; o += sector) {
+                int same = worker_same(w, u, got + o, off + o, sector);
 
                 if (same < 0) {
                         r = same;
                         break;
                 }
                 if (!same)
-                        job_verify_mismatch(job, s->offset + o);
+                        job_verify_mismatch(job, off + o);
         }
         if (r < 0)
                 job_fail(job, r, "%s: cannot regenerate pass %u at offset %" PRIu64 ": %s", job->info.node,
-                         u->pass_index + 1, s->offset, strerror(-r));
+                         u->pass_index + 1, off, strerror(-r));
+}
+
+/* A verification read of a whole slot is in. */
+static void worker_compare(struct worker *w, struct slot *s) {
+        worker_compare_range(w, &s->cw->u, s->buf, s->offset, s->len);
+}
+
+/* Errors of the medium (a bad sector), as opposed to a device gone, full or refusing. */
+static bool media_error(int e) {
+        return e == -EIO || e == -ENODATA || e == -EILSEQ || e == -EREMOTEIO || e == -EBADMSG;
+}
+
+/* One synchronous I/O of the recovery: 0, or -errno (a short transfer is -EIO). */
+static int recover_io(int fd, bool read, uint8_t *buf, uint32_t len, uint64_t off) {
+        ssize_t n;
+
+        do
+                n = read ? pread(fd, buf, len, (off_t) off) : pwrite(fd, buf, len, (off_t) off);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        return (uint32_t) n == len ? 0 : -EIO;
+}
+
+/* Recovery of the range [off, off + len) of a slot: down to single logical sectors, by halves.
+ * Good parts are transferred (and compared, for a read); bad sectors are recorded and skipped.
+ * Returns 0 when it could go on, or -errno when the job must stop (it was failed or aborted). */
+static int worker_recover_range(struct worker *w, struct slot *s, uint8_t *buf, uint64_t off, uint32_t len) {
+        struct job *job = s->cw->u.job;
+        uint32_t sector = job->info.logical_sector, half;
+        int r;
+
+        if (atomic_load(&job->abort))
+                return -ECANCELED;
+        r = recover_io(job->fd, s->read, buf, len, off);
+        if (r == 0) {
+                atomic_store(&job->last_ok_ns, now_ns());
+                if (s->read)
+                        worker_compare_range(w, &s->cw->u, buf, off, len);
+                else
+                        atomic_fetch_add(&job->bytes_written, len);
+                return 0;
+        }
+        if (!media_error(r)) {
+                job_fail(job, r, "%s: %s of %" PRIu32 " bytes at offset %" PRIu64 " failed: %s", job->info.node,
+                         s->read ? "read" : "write", len, off, strerror(-r));
+                return r;
+        }
+        /* Nothing has worked for a while: not a few bad sectors, a device that fails or has gone. */
+        if (now_ns() - atomic_load(&job->last_ok_ns) > WORKER_DEAD_NS) {
+                job_fail(job, r, "%s: no I/O succeeded for %llu s (last error at offset %" PRIu64 ": %s): the device "
+                         "fails or has gone", job->info.node, (unsigned long long) (WORKER_DEAD_NS / 1000000000u), off,
+                         strerror(-r));
+                return r;
+        }
+        if (len <= sector)
+                return job_bad_range(job, off, len, s->read) < 0 ? -EIO : 0;
+        half = len / 2 / sector * sector;
+        if (half == 0)
+                half = sector;
+        r = worker_recover_range(w, s, buf, off, half);
+        if (r == 0)
+                r = worker_recover_range(w, s, buf + half, off + half, len - half);
+        return r;
+}
+
+/* A write or read of a slot failed with a media error: try it once more whole, then by halves
+ * down to single sectors. Synchronous on this worker: errors are rare, and a disk with a bad
+ * sector is slow anyway. */
+static void worker_recover(struct worker *w, struct slot *s, int res) {
+        struct job *job = s->cw->u.job;
+        uint32_t len = s->len - s->done;
+        uint64_t off = s->offset + s->done;
+        uint8_t *buf = (uint8_t *) s->buf + s->done;
+        int r;
+
+        log_debug("job %" PRIu64 ": %s: %s of %" PRIu32 " bytes at offset %" PRIu64 " failed (%s): retrying",
+                  job->id, job->info.node, s->read ? "read" : "write", len, off, strerror(-res));
+        r = recover_io(job->fd, s->read, buf, len, off);
+        if (r == 0) {
+                atomic_store(&job->last_ok_ns, now_ns());
+                if (s->read)
+                        worker_compare_range(w, &s->cw->u, buf, off, len);
+                else
+                        atomic_fetch_add(&job->bytes_written, len);
+        } else if (media_error(r))
+                (void) worker_recover_range(w, s, buf, off, len);
+        else
+                job_fail(job, r, "%s: %s of %" PRIu32 " bytes at offset %" PRIu64 " failed: %s", job->info.node,
+                         s->read ? "read" : "write", len, off, strerror(-r));
+        /* The range is dealt with: counted as done, bad sectors and all. */
+        atomic_fetch_add(&job->bytes_done, len);
 }
 
 static void worker_complete(struct worker *w, struct slot *s, int res) {
@@ -618,6 +710,7 @@ static void worker_complete(struct worker *w, struct slot *s, int res) {
                 atomic_fetch_add(&job->bytes_done, (uint64_t) res);
                 if (!s->read)
                         atomic_fetch_add(&job->bytes_written, (uint64_t) res);
+                atomic_store_explicit(&job->last_ok_ns, now_ns(), memory_order_relaxed);
         }
         if (res > 0 && (uint32_t) res < s->len - s->done && !atomic_load(&job->abort)) {
                 /* Short transfer: resubmit the rest. */
@@ -626,7 +719,9 @@ static void worker_complete(struct worker *w, struct slot *s, int res) {
                 return;
         }
         atomic_fetch_sub(&job->inflight, 1);
-        if (res <= 0)
+        if (res < 0 && media_error(res) && !atomic_load(&job->abort) && job->fd >= 0)
+                worker_recover(w, s, res);
+        else if (res <= 0)
                 job_fail(job, res < 0 ? res : -EIO, "%s: %s of %" PRIu32 " bytes at offset %" PRIu64 " failed: %s",
                          job->info.node, s->read ? "read" : "write", s->len - s->done, s->offset + s->done,
                          res < 0 ? strerror(-res) : "end of device");

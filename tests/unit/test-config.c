@@ -51,6 +51,8 @@ static void test_values(void **state) {
                 "checkpoint-bytes = 1G\n"
                 "resume = manual\n"
                 "history-max-age = 30\n"
+                "max-bad = 4K\n"
+                "client-timeout = 30\n"
                 "allow = /dev/disk/by-id/usb-*\n"
                 "deny = /dev/sda*\n"
                 "allow = /dev/loop*\r\n"
@@ -78,6 +80,8 @@ static void test_values(void **state) {
         assert_true(c.resume_manual);
         assert_int_equal(c.history_max_age_days, 30);
         assert_int_equal(c.line[CONFFILE_HISTORY_MAX_AGE], 19);
+        assert_int_equal(c.max_bad, 4096);
+        assert_int_equal(c.client_timeout, 30);
         assert_int_equal(c.n_allow, 2);
         assert_string_equal(c.allow[0], "/dev/disk/by-id/usb-*");
         assert_string_equal(c.allow[1], "/dev/loop*");
@@ -86,7 +90,7 @@ static void test_values(void **state) {
         assert_string_equal(c.deny[1], "/dev/nvme0n1");
         assert_int_equal(c.line[CONFFILE_THREADS], 3);
         assert_int_equal(c.line[CONFFILE_BUFFERS], 4);
-        assert_int_equal(c.line[CONFFILE_ALLOW], 20);
+        assert_int_equal(c.line[CONFFILE_ALLOW], 22);
         for (unsigned k = 0; k < _CONFFILE_KEY_MAX; k++)
                 assert_true(c.set[k]);
         assert_string_equal(conffile_format(&c, CONFFILE_IO_SIZE, buf, sizeof(buf)), "4194304");
@@ -96,6 +100,8 @@ static void test_values(void **state) {
         assert_string_equal(conffile_format(&c, CONFFILE_CHECKPOINT_BYTES, buf, sizeof(buf)), "1073741824");
         assert_string_equal(conffile_format(&c, CONFFILE_RESUME, buf, sizeof(buf)), "manual");
         assert_string_equal(conffile_format(&c, CONFFILE_HISTORY_MAX_AGE, buf, sizeof(buf)), "30");
+        assert_string_equal(conffile_format(&c, CONFFILE_MAX_BAD, buf, sizeof(buf)), "4096");
+        assert_string_equal(conffile_format(&c, CONFFILE_CLIENT_TIMEOUT, buf, sizeof(buf)), "30");
         assert_string_equal(conffile_format(&c, CONFFILE_ALLOW, buf, sizeof(buf)), "/dev/disk/by-id/usb-*, /dev/loop*");
         conffile_done(&c);
         assert_null(c.socket);
@@ -159,6 +165,9 @@ static void test_errors(void **state) {
         parse_fails("resume = Manual\n", "f.conf:1: resume = Manual: unknown resume mode (auto, manual)");
         parse_fails("history-max-age = 36501\n",
                     "f.conf:1: history-max-age = 36501: invalid age (days, 0..36500; 0: forever)");
+        parse_fails("max-bad = lots\n", "f.conf:1: max-bad = lots: invalid size of bad sectors (0..1P)");
+        parse_fails("client-timeout = 0\n", "f.conf:1: client-timeout = 0: invalid timeout (seconds, 1..3600)");
+        parse_fails("client-timeout = 3601\n", "f.conf:1: client-timeout = 3601: invalid timeout (seconds, 1..3600)");
         parse_fails("history-max-age = 7d\n",
                     "f.conf:1: history-max-age = 7d: invalid age (days, 0..36500; 0: forever)");
         parse_fails("resume = auto\nresume = manual\n", "f.conf:2: duplicate key \"resume\" (first set on line 1)");
