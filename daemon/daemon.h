@@ -338,6 +338,7 @@ struct job {
         char *report_file;              /* where, once written */
         double ckpt_mono;               /* CLOCK_MONOTONIC of the latest checkpoint request */
         double persist_retry;           /* CLOCK_MONOTONIC: no record write before (after a failure) */
+        double report_retry;            /* the same for its report */
         double resume_until;            /* CLOCK_MONOTONIC: retry a busy device until then */
         double resume_next;             /* and not before this */
         struct job *flush_next;         /* the flusher's queue (its lock) */

@@ -1520,12 +1520,13 @@ static int job_write_report(struct job *job, double ended) {
         if (r == 0)
                 r = state_write_atomic(reports_dir, name, text, len);
         if (r < 0) {
-                if (job->persist_retry == 0)
-                        log_error("job %" PRIu64 ": %s: cannot write its report %s: %s", job->id, job->info.node, path,
-                                  strerror(-r));
-                job->persist_retry = now_monotonic() + 5.0;
+                if (job->report_retry == 0)
+                        log_error("job %" PRIu64 ": %s: cannot write its report %s: %s (tried again every 5 s)", job->id,
+                                  job->info.node, path, strerror(-r));
+                job->report_retry = now_monotonic() + 5.0;
                 return r;
         }
+        job->report_retry = 0;
         job->reported = true;
         job->reported_end = ended;
         free(job->report_file);
@@ -1741,7 +1742,6 @@ int job_forget(struct job *job) {
                 return -EBUSY;
         /* Its report outlives it: written now if the next tick was to write it. */
         if (job_report_due(job)) {
-                job->persist_retry = 0;
                 r = job_write_report(job, job->ended_at);
                 if (r < 0)
                         return r;
@@ -1840,7 +1840,7 @@ void job_tick(void) {
                                 log_warning("job %" PRIu64 ": not resumed: %s", j->id, err);
                         }
                 }
-                if (job_report_due(j) && mono >= j->persist_retry)
+                if (job_report_due(j) && mono >= j->report_retry)
                         job_write_report(j, j->ended_at);
                 job_persist(j, mono);
         }
