@@ -869,8 +869,22 @@ static void job_end_aborted(struct job *job, unsigned run) {
 
 void job_verify_mismatch(struct job *job, uint64_t offset) {
         struct verify_result *r = &job->current;
+        size_t lo = 0, hi;
 
         pthread_mutex_lock(&job->lock);
+        /* A sector that could not be written is known bad, not a mismatch. */
+        for (hi = job->n_bad; lo < hi;) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (job->bad[mid].offset + job->bad[mid].length <= offset)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        if (lo < job->n_bad && job->bad[lo].offset <= offset) {
+                pthread_mutex_unlock(&job->lock);
+                return;
+        }
         r->mismatched++;
         /* Keep the lowest offsets, ascending: workers report out of order. */
         if (r->n_first < VERIFY_FIRST_MAX || offset < r->first[r->n_first - 1]) {
