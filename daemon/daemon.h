@@ -312,6 +312,7 @@ struct job {
         struct extent *bad;
         size_t n_bad;
         uint64_t bad_bytes;
+        unsigned bad_logged;            /* new ranges logged */
 
         /* Persistence (job lock). */
         struct job_checkpoint ckpt;     /* the latest checkpoint of this run */
@@ -386,6 +387,7 @@ int job_cancel(struct job *job);
 /* Record the first error of a job and make it stop (any thread). */
 void job_fail(struct job *job, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 #define JOB_BAD_RANGES_MAX 65536       /* bad ranges kept; beyond, the job fails */
+#define JOB_BAD_LOGGED_MAX 64           /* bad ranges logged one by one */
 /* A worker could not write or read [off, off + len) (a bad sector): recorded and skipped. 0, or
  * -EIO when that makes more than the job's max_bad bytes (the job then fails). */
 int job_bad_range(struct job *job, uint64_t off, uint64_t len, bool read);

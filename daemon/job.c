@@ -86,13 +86,15 @@ static uint64_t mono_ns(void) {
 }
 
 int job_bad_range(struct job *job, uint64_t off, uint64_t len, bool read) {
-        uint64_t before, total, limit;
-        size_t i, n;
+        uint64_t before, total, limit, quiet_s;
+        size_t i, n, ranges_before;
+        unsigned logged;
         bool over;
         char b[32], l[32];
 
         pthread_mutex_lock(&job->lock);
         before = job->bad_bytes;
+        ranges_before = job->n_bad;
         /* Insert in order, merging with the neighbours it touches or overlaps. */
         for (i = 0; i < job->n_bad && job->bad[i].offset + job->bad[i].length < off; i++)
                 ;
@@ -132,14 +134,18 @@ int job_bad_range(struct job *job, uint64_t off, uint64_t len, bool read) {
         over = total > limit || job->n_bad >= JOB_BAD_RANGES_MAX;
         if (total != before)
                 job->dirty = true;
+        /* A line for each new range, up to a limit: a dying disk must not flood the journal. */
+        logged = job->n_bad > ranges_before ? ++job->bad_logged : 0;
         pthread_mutex_unlock(&job->lock);
-        if (total != before)
-                log_warning("job %" PRIu64 ": %s: bad sector%s at offset %" PRIu64 " (%" PRIu64 " bytes, %s): skipped; "
-                            "%s bad so far", job->id, job->info.node, len > job->info.logical_sector ? "s" : "", off, len,
-                            read ? "read" : "write", units_size(b, sizeof(b), total));
+        if (logged > 0 && logged <= JOB_BAD_LOGGED_MAX)
+                log_warning("job %" PRIu64 ": %s: bad sector at offset %" PRIu64 " (%s): skipped; %s bad so far%s",
+                            job->id, job->info.node, off, read ? "read" : "write", units_size(b, sizeof(b), total),
+                            logged == JOB_BAD_LOGGED_MAX ? " (further bad ranges are in the report only)" : "");
         if (over) {
-                job_fail(job, -EIO, "%s: too many bad sectors: %s (limit %s)", job->info.node,
-                         units_size(b, sizeof(b), total), units_size(l, sizeof(l), limit));
+                quiet_s = (mono_ns() - atomic_load(&job->last_ok_ns)) / 1000000000u;
+                job_fail(job, -EIO, "%s: too many bad sectors: %s (limit %s)%s", job->info.node,
+                         units_size(b, sizeof(b), total), units_size(l, sizeof(l), limit),
+                         quiet_s >= 1 ? "; no I/O has succeeded since: the device may have failed or gone" : "");
                 return -EIO;
         }
         return 0;

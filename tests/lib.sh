@@ -178,7 +178,7 @@ wait_job() {
         local id=$1 limit=${2:-120} state
         for _ in $(seq $((limit * 10))); do
                 state=$(job_field "$id" state) || return 1
-                case $state in done|failed|cancelled|interrupted) echo "$state"; return 0 ;; esac
+                case $state in done|done-with-errors|failed|cancelled|interrupted) echo "$state"; return 0 ;; esac
                 sleep 0.1
         done
         fail "job $id did not end within ${limit}s"
@@ -395,4 +395,95 @@ dev_sha256() {
         local sum
         sum=$(dd if="$1" bs=1M iflag=direct status=none | sha256sum) || hard_error "cannot read $1"
         echo "${sum%% *}"
+}
+
+# --- Bad sectors (issue 9): a loop device over tests/helpers/badfs, a FUSE file with failing sectors ---
+
+BADFS=${BADFS:-$top_builddir/tests/helpers/badfs}
+BADFS_PID='' BADFS_MNT='' BADFS_BACKING='' BADFS_DEV=''
+
+# make_badfs_loop SIZE [FIRST:COUNT...]: a zero-filled backing file of SIZE in the test directory,
+# served by badfs as MNT/disk with the 512-byte sectors FIRST..FIRST+COUNT-1 of each range failing
+# every read and write with EIO, and a loop device over MNT/disk (direct I/O when the kernel takes
+# it). Sets BADFS_PID, BADFS_MNT, BADFS_BACKING and BADFS_DEV (the path losetup printed); call it
+# directly, not in $(...). Registered so that on exit, before the rest of cleanup, the daemon is
+# stopped, the loop device detached, badfs ended and its mount removed, in that order. Skips (77)
+# when badfs is not built (no libfuse3-dev), /dev/fuse is missing or FUSE mounts are not allowed.
+make_badfs_loop() {
+        local size=$1 dir dev args=() range
+        shift
+        [ -x "$BADFS" ] || skip "$BADFS not built (libfuse3-dev; tools/install-deps installs it)"
+        [ -c /dev/fuse ] || skip "/dev/fuse missing"
+        for range in "$@"; do args+=(--bad "$range"); done
+        dir=$(mktemp -d "$TEST_DIR/badfs.XXXXXX") || hard_error "mktemp failed"
+        BADFS_BACKING=$dir/backing
+        BADFS_MNT=$dir/mnt
+        mkdir "$BADFS_MNT" || hard_error "mkdir $BADFS_MNT"
+        truncate -s "$size" "$BADFS_BACKING" || hard_error "cannot create $BADFS_BACKING"
+        "$BADFS" "$BADFS_BACKING" "$BADFS_MNT" "${args[@]}" --verbose 2>> "$dir/badfs.log" &
+        BADFS_PID=$!
+        # One line per instance: "MNT PID", and the loop device once attached.
+        echo "$BADFS_MNT $BADFS_PID" >> "$TEST_DIR/badfs"
+        [ "$(wc -l < "$TEST_DIR/badfs")" = 1 ] && trap 'badfs_teardown; cleanup' EXIT
+        for _ in $(seq 100); do
+                [ "$(stat -c %s "$BADFS_MNT/disk" 2>/dev/null)" = "$(stat -c %s "$BADFS_BACKING")" ] && break
+                kill -0 "$BADFS_PID" 2>/dev/null || skip "badfs exited at start (FUSE not usable here?): $(cat "$dir/badfs.log")"
+                sleep 0.1
+        done
+        findmnt -rn -M "$BADFS_MNT" -t fuse.badfs > /dev/null || hard_error "badfs did not mount $BADFS_MNT: $(cat "$dir/badfs.log")"
+        dev=$(losetup -f --show "$BADFS_MNT/disk") || hard_error "losetup $BADFS_MNT/disk failed"
+        case $dev in /dev/loop*) ;; *) hard_error "losetup printed '$dev'" ;; esac
+        echo "$dev" >> "$TEST_DIR/loops"
+        sed -i "\\|^$BADFS_MNT $BADFS_PID\$|s|\$| $dev|" "$TEST_DIR/badfs"
+        BADFS_DEV=$dev
+        # Direct I/O when the kernel takes it (switched on after the attach, so that a refusal
+        # leaves no second device behind); without it badfs's direct_io still bypasses the cache.
+        losetup --direct-io=on "$dev" 2>/dev/null || note "$dev: no direct I/O over FUSE here"
+}
+
+# badfs_teardown: the part of cleanup for make_badfs_loop (run before cleanup; keeps $?). A loop
+# device over a FUSE file must be detached while its server still answers, and the server must
+# be gone before its mount can go when it no longer can (killed: the mount is left dead).
+badfs_teardown() {
+        local rc=$? mnt pid dev
+        if [ -n "$DAEMON_PID" ]; then
+                kill -TERM "$DAEMON_PID" 2>/dev/null
+                wait "$DAEMON_PID" 2>/dev/null
+                DAEMON_PID=
+        fi
+        udevadm settle 2>/dev/null
+        while read -r mnt pid dev; do
+                if [ -n "$dev" ] && [ "$(cat "/sys/block/${dev#/dev/}/loop/backing_file" 2>/dev/null)" = "$mnt/disk" ]; then
+                        losetup -d "$dev" 2>/dev/null
+                        for _ in $(seq 50); do
+                                [ "$(cat "/sys/block/${dev#/dev/}/loop/backing_file" 2>/dev/null)" = "$mnt/disk" ] || break
+                                sleep 0.1
+                        done
+                fi
+                [ -n "$dev" ] && sed -i "\\|^$dev\$|d" "$TEST_DIR/loops"
+                if [ "$pid" != - ]; then
+                        kill -TERM "$pid" 2>/dev/null
+                        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+                        kill -KILL "$pid" 2>/dev/null
+                        wait "$pid" 2>/dev/null
+                fi
+                if findmnt -rn -M "$mnt" > /dev/null 2>&1; then
+                        fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null
+                fi
+        done < "$TEST_DIR/badfs"
+        return $rc
+}
+
+# kill_badfs [PID]: SIGKILL one badfs of make_badfs_loop (default the last one's, BADFS_PID): its
+# device then fails every I/O at once, as a disk that dropped off the bus; reaps it. Its dead mount
+# and loop device stay for badfs_teardown.
+kill_badfs() {
+        local pid=${1:-$BADFS_PID}
+        [ -n "$pid" ] && grep -q "^[^ ]* $pid\( \|\$\)" "$TEST_DIR/badfs" 2>/dev/null ||
+                hard_error "kill_badfs: '$pid' is no running badfs of the test"
+        kill -KILL "$pid" || hard_error "kill_badfs: $pid is gone"
+        wait "$pid" 2>/dev/null
+        sed -i "s|^\([^ ]*\) $pid\( \|\$\)|\1 -\2|" "$TEST_DIR/badfs"
+        [ "$pid" = "$BADFS_PID" ] && BADFS_PID=
+        return 0
 }
