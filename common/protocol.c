@@ -62,6 +62,8 @@ static int parse_object(const char *line, size_t len, struct json_object **ret, 
                 *err = "out of memory";
                 return -ENOMEM;
         }
+        /* Strict: no single quotes, no trailing commas, nothing JSON does not allow. */
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
         o = json_tokener_parse_ex(tok, line, (int) len);
         jerr = json_tokener_get_error(tok);
         if (o && jerr == json_tokener_success)
@@ -121,7 +123,8 @@ int protocol_request_parse(struct protocol_request *req, const char *line, size_
                 return -EINVAL;
         }
         name = json_object_get_string(v);
-        req->op = protocol_op_from_name(name);
+        req->op = (size_t) json_object_get_string_len(v) == strlen(name) ? protocol_op_from_name(name) :
+                  PROTOCOL_OP_INVALID;
         if (req->op == PROTOCOL_OP_INVALID) {
                 *err = "unknown operation";
                 return -EOPNOTSUPP;
@@ -149,7 +152,9 @@ int protocol_get_string(struct json_object *o, const char *key, const char **ret
 
         if (!v)
                 return -ENOENT;
-        if (!json_object_is_type(v, json_type_string))
+        /* An embedded NUL (\u0000) would cut the string short: "/dev/sdb\u0000x" is not a path. */
+        if (!json_object_is_type(v, json_type_string) ||
+            (size_t) json_object_get_string_len(v) != strlen(json_object_get_string(v)))
                 return -EINVAL;
         *ret = json_object_get_string(v);
         return 0;

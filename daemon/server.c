@@ -33,6 +33,7 @@ struct conn {
         bool drop;                      /* close now (error, or too much unread output) */
         struct watch *watch;            /* job events it subscribed to, or NULL */
         double active;                  /* CLOCK_MONOTONIC of its last bytes (or its accept) */
+        double partial_since;           /* since when it holds an unfinished line (0: none) */
         struct conn *prev, *next;       /* all connections, to close them at exit */
 };
 
@@ -193,6 +194,11 @@ static void conn_read(int ep, struct conn *c, struct pool *pool) {
                 c->in_len += (size_t) n;
                 c->active = mono_now();
                 conn_process_lines(c, pool);
+                /* An unfinished line is timed from its first byte: trickling does not keep it. */
+                if (c->in_len == 0)
+                        c->partial_since = 0;
+                else if (c->partial_since == 0)
+                        c->partial_since = c->active;
         }
         conn_flush(ep, c);
 }
@@ -287,8 +293,8 @@ static void server_timeouts(double now) {
         double limit = (double) config_settings()->client_timeout;
 
         for (struct conn *c = conns; c; c = c->next)
-                if (!c->drop && now - c->active > limit &&
-                    (c->in_len > 0 || !c->watch)) {
+                if (!c->drop && ((c->in_len > 0 && c->partial_since > 0 && now - c->partial_since > limit) ||
+                                 (!c->watch && now - c->active > limit))) {
                         log_debug("client pid %d uid %u: %s for %.0f s: closed", (int) c->peer.pid,
                                   (unsigned) c->peer.uid, c->in_len > 0 ? "unfinished request" : "idle", limit);
                         c->drop = true;
