@@ -124,8 +124,8 @@ _wipectl() {
         # its other arguments are.
         case $cmd in
         wipe)
-                opts="--method --passes --verify --seed --cipher --max-rate --queue-depth --io-size --yes --no-wait --help"
-                args_opts="--method --passes --verify --seed --cipher --max-rate --queue-depth --io-size"
+                opts="--method --passes --verify --seed --cipher --max-rate --queue-depth --io-size --max-bad --yes --no-wait --help"
+                args_opts="--method --passes --verify --seed --cipher --max-rate --queue-depth --io-size --max-bad"
                 positional=devices
                 ;;
         probe)

@@ -90,7 +90,7 @@ done
 comp_has "--method --passes --verify --seed --cipher --max-rate --queue-depth --io-size --yes --no-wait --help" wipectl wipe --
 comp_has "--interval" wipectl watch --
 comp_has "--all" wipectl list --
-comp_is "--method --max-rate" wipectl wipe --m
+comp_is "--method --max-rate --max-bad" wipectl wipe --m
 # Nothing but options and nothing at all after commands without arguments.
 comp_is "" wipectl version ''
 comp_is "" wipectl methods ''
