@@ -53,7 +53,9 @@ static int parse_object(const char *line, size_t len, struct json_object **ret, 
                 *err = "line too long";
                 return -EMSGSIZE;
         }
-        if (memchr(line, '\0', len)) {
+        /* A NUL, raw or escaped: json-c would cut a key at it ("op\u0000x" is "op"), and no field
+         * of a request may hold one. */
+        if (memchr(line, '\0', len) || memmem(line, len, "\\u0000", 6)) {
                 *err = "line contains a NUL byte";
                 return -EBADMSG;
         }
@@ -63,7 +65,7 @@ static int parse_object(const char *line, size_t len, struct json_object **ret, 
                 return -ENOMEM;
         }
         /* Strict: no single quotes, no trailing commas, nothing JSON does not allow. */
-        json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
         o = json_tokener_parse_ex(tok, line, (int) len);
         jerr = json_tokener_get_error(tok);
         if (o && jerr == json_tokener_success)

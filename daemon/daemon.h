@@ -292,6 +292,8 @@ struct job {
         size_t n_unit_words;
         atomic_uint_fast64_t ckpt_pending; /* bytes completed since the last checkpoint */
         atomic_uint_fast64_t last_ok_ns;   /* CLOCK_MONOTONIC of the last I/O that succeeded */
+        atomic_uint_fast64_t fail_streak;  /* I/Os failed since the last success */
+        atomic_uint_fast64_t fail_streak_ns; /* CLOCK_MONOTONIC of the first of them */
         uint64_t max_bad;                  /* bytes of bad sectors before the job fails */
 
         /* Protected by lock. */

@@ -121,13 +121,18 @@ int job_bad_range(struct job *job, uint64_t off, uint64_t len, bool read) {
         } else if (job->n_bad < JOB_BAD_RANGES_MAX) {
                 struct extent *a = realloc(job->bad, (job->n_bad + 1) * sizeof(*a));
 
-                if (a) {
-                        job->bad = a;
-                        memmove(&a[i + 1], &a[i], (job->n_bad - i) * sizeof(*a));
-                        a[i] = (struct extent) { off, len };
-                        job->n_bad++;
-                        job->bad_bytes += len;
+                if (!a) {
+                        /* Never skip a sector without a record of it. */
+                        pthread_mutex_unlock(&job->lock);
+                        job_fail(job, -ENOMEM, "%s: cannot record a bad sector at offset %" PRIu64 ": out of memory",
+                                 job->info.node, off);
+                        return -ENOMEM;
                 }
+                job->bad = a;
+                memmove(&a[i + 1], &a[i], (job->n_bad - i) * sizeof(*a));
+                a[i] = (struct extent) { off, len };
+                job->n_bad++;
+                job->bad_bytes += len;
         }
         total = job->bad_bytes;
         limit = job->max_bad;
@@ -142,7 +147,9 @@ int job_bad_range(struct job *job, uint64_t off, uint64_t len, bool read) {
                             job->id, job->info.node, off, read ? "read" : "write", units_size(b, sizeof(b), total),
                             logged == JOB_BAD_LOGGED_MAX ? " (further bad ranges are in the report only)" : "");
         if (over) {
-                quiet_s = (mono_ns() - atomic_load(&job->last_ok_ns)) / 1000000000u;
+                uint64_t last = atomic_load(&job->last_ok_ns), now = mono_ns();
+
+                quiet_s = now > last ? (now - last) / 1000000000u : 0;
                 job_fail(job, -EIO, "%s: too many bad sectors: %s (limit %s)%s", job->info.node,
                          units_size(b, sizeof(b), total), units_size(l, sizeof(l), limit),
                          quiet_s >= 1 ? "; no I/O has succeeded since: the device may have failed or gone" : "");

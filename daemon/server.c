@@ -163,6 +163,7 @@ static void conn_process_lines(struct conn *c, struct pool *pool) {
 
 static void conn_read(int ep, struct conn *c, struct pool *pool) {
         while (!c->eof && !c->drop) {
+                size_t had;
                 ssize_t n;
 
                 if (c->in_cap - c->in_len < 4096) {
@@ -193,11 +194,13 @@ static void conn_read(int ep, struct conn *c, struct pool *pool) {
                 }
                 c->in_len += (size_t) n;
                 c->active = mono_now();
+                had = c->in_len - (size_t) n;
                 conn_process_lines(c, pool);
-                /* An unfinished line is timed from its first byte: trickling does not keep it. */
+                /* An unfinished line is timed from its first byte: trickling does not keep it. A
+                 * read that finished a line and began the next starts the clock again. */
                 if (c->in_len == 0)
                         c->partial_since = 0;
-                else if (c->partial_since == 0)
+                else if (c->partial_since == 0 || (c->in_len <= (size_t) n && had > 0))
                         c->partial_since = c->active;
         }
         conn_flush(ep, c);
@@ -294,7 +297,7 @@ static void server_timeouts(double now) {
 
         for (struct conn *c = conns; c; c = c->next)
                 if (!c->drop && ((c->in_len > 0 && c->partial_since > 0 && now - c->partial_since > limit) ||
-                                 (!c->watch && now - c->active > limit))) {
+                                 ((!c->watch || c->watch->ended) && now - c->active > limit))) {
                         log_debug("client pid %d uid %u: %s for %.0f s: closed", (int) c->peer.pid,
                                   (unsigned) c->peer.uid, c->in_len > 0 ? "unfinished request" : "idle", limit);
                         c->drop = true;

@@ -693,7 +693,8 @@ static void parse_history(struct parser *p, struct json_object *a, struct job *j
         }
 }
 
-/* Sorted, apart, sector-sized: as job_bad_range() keeps them. */
+/* Sorted, apart (adjacent ones are merged), whole sectors, on the device: as job_bad_range() keeps
+ * them. */
 static void parse_bad_ranges(struct parser *p, struct json_object *a, struct job *job) {
         size_t n = a ? json_object_array_length(a) : 0;
         uint64_t next = 0;
@@ -716,7 +717,9 @@ static void parse_bad_ranges(struct parser *p, struct json_object *a, struct job
                 }
                 off = get_u64(p, o, "offset", 1ULL << 60);
                 len = get_u64(p, o, "length", 1ULL << 60);
-                if ((len == 0 || off < next) && !p->bad)
+                if ((len == 0 || (i > 0 && off <= next) || off + len > job->info.size ||
+                     (job->info.logical_sector && (off % job->info.logical_sector || len % job->info.logical_sector))) &&
+                    !p->bad)
                         p->bad = "bad_ranges";
                 next = off + len;
                 job->bad[job->n_bad++] = (struct extent) { off, len };

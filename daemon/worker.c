@@ -40,7 +40,8 @@
 /* Verification regenerates the expected data in pieces this small, so that it is still in the
  * cache when compared (a whole 1 MiB buffer would be evicted between fill and compare). */
 #define WORKER_SCRATCH (64u << 10)
-#define WORKER_DEAD_NS (10ull * 1000000000u) /* no I/O of a device succeeded for this long: it has failed */
+#define WORKER_DEAD_NS (10ull * 1000000000u) /* failing without a success this long... */
+#define WORKER_DEAD_FAILURES 16         /* ...and this many I/Os in a row: the device has failed */
 /* Filled buffers are handed to the kernel in batches of this many, or at once while fewer than
  * SUBMIT_LOW of the worker's I/Os (over all its devices) are with the kernel, so that the devices
  * never idle while the worker fills. */
@@ -613,7 +614,31 @@ static void worker_compare(struct worker *w, struct slot *s) {
 
 /* Errors of the medium (a bad sector), as opposed to a device gone, full or refusing. */
 static bool media_error(int e) {
-        return e == -EIO || e == -ENODATA || e == -EILSEQ || e == -EREMOTEIO || e == -EBADMSG;
+        return e == -EIO || e == -ENODATA || e == -EILSEQ || e == -EBADMSG;
+}
+
+/* A success of the job's device ends a streak of failures. */
+static void job_io_ok(struct job *job) {
+        if (atomic_load_explicit(&job->fail_streak, memory_order_relaxed))
+                atomic_store(&job->fail_streak, 0);
+        atomic_store_explicit(&job->last_ok_ns, now_ns(), memory_order_relaxed);
+}
+
+/* A failure: 0, or -EIO when the failures since the last success make the device dead (then the
+ * job is failed here). One bad sector never does: halving it alternates failures and successes. */
+static int job_io_failed(struct job *job, int r, uint64_t off) {
+        uint64_t now = now_ns(), start = 0, n = atomic_fetch_add(&job->fail_streak, 1) + 1;
+
+        if (n == 1 || !atomic_load(&job->fail_streak_ns))
+                atomic_store(&job->fail_streak_ns, now);
+        start = atomic_load(&job->fail_streak_ns);
+        if (n >= WORKER_DEAD_FAILURES && start <= now && now - start >= WORKER_DEAD_NS) {
+                job_fail(job, r, "%s: %" PRIu64 " I/Os in a row failed over %llu s (the last at offset %" PRIu64 ": %s): "
+                         "the device fails or has gone", job->info.node, n,
+                         (unsigned long long) ((now - start) / 1000000000u), off, strerror(-r));
+                return -EIO;
+        }
+        return 0;
 }
 
 /* One synchronous I/O of the recovery: 0, or -errno (a short transfer is -EIO). */
@@ -628,45 +653,51 @@ static int recover_io(int fd, bool read, uint8_t *buf, uint32_t len, uint64_t of
         return (uint32_t) n == len ? 0 : -EIO;
 }
 
-/* Recovery of the range [off, off + len) of a slot: down to single logical sectors, by halves.
- * Good parts are transferred (and compared, for a read); bad sectors are recorded and skipped.
- * Returns 0 when it could go on, or -errno when the job must stop (it was failed or aborted). */
-static int worker_recover_range(struct worker *w, struct slot *s, uint8_t *buf, uint64_t off, uint32_t len) {
+/* [off, off + len) of a slot was transferred whole. */
+static void recover_good(struct worker *w, struct slot *s, const uint8_t *buf, uint64_t off, uint32_t len) {
         struct job *job = s->cw->u.job;
-        uint32_t sector = job->info.logical_sector, half;
+
+        job_io_ok(job);
+        if (s->read)
+                worker_compare_range(w, &s->cw->u, buf, off, len);
+        else
+                atomic_fetch_add(&job->bytes_written, len);
+}
+
+/* Recovery of [off, off + len) of a slot, which failed whole (failed: already tried): by halves,
+ * in whole sectors of the plan (the device's physical sectors where it has larger ones), down to
+ * single sectors. Good parts are transferred (and compared, for a read); bad sectors are recorded
+ * and skipped. Returns 0 when the job can go on, or -errno when it must stop (failed, aborted). */
+static int worker_recover_range(struct worker *w, struct slot *s, uint8_t *buf, uint64_t off, uint32_t len,
+                                bool failed) {
+        struct job *job = s->cw->u.job;
+        uint32_t sector = job->plan.sector, half;
         int r;
 
         if (atomic_load(&job->abort))
                 return -ECANCELED;
-        r = recover_io(job->fd, s->read, buf, len, off);
-        if (r == 0) {
-                atomic_store(&job->last_ok_ns, now_ns());
-                if (s->read)
-                        worker_compare_range(w, &s->cw->u, buf, off, len);
-                else
-                        atomic_fetch_add(&job->bytes_written, len);
-                return 0;
-        }
-        if (!media_error(r)) {
-                job_fail(job, r, "%s: %s of %" PRIu32 " bytes at offset %" PRIu64 " failed: %s", job->info.node,
-                         s->read ? "read" : "write", len, off, strerror(-r));
-                return r;
-        }
-        /* Nothing has worked for a while: not a few bad sectors, a device that fails or has gone. */
-        if (now_ns() - atomic_load(&job->last_ok_ns) > WORKER_DEAD_NS) {
-                job_fail(job, r, "%s: no I/O succeeded for %llu s (last error at offset %" PRIu64 ": %s): the device "
-                         "fails or has gone", job->info.node, (unsigned long long) (WORKER_DEAD_NS / 1000000000u), off,
-                         strerror(-r));
-                return r;
+        if (!failed) {
+                r = recover_io(job->fd, s->read, buf, len, off);
+                if (r == 0) {
+                        recover_good(w, s, buf, off, len);
+                        return 0;
+                }
+                if (!media_error(r)) {
+                        job_fail(job, r, "%s: %s of %" PRIu32 " bytes at offset %" PRIu64 " failed: %s", job->info.node,
+                                 s->read ? "read" : "write", len, off, strerror(-r));
+                        return r;
+                }
+                if (job_io_failed(job, r, off) < 0)
+                        return -EIO;
         }
         if (len <= sector)
                 return job_bad_range(job, off, len, s->read) < 0 ? -EIO : 0;
         half = len / 2 / sector * sector;
         if (half == 0)
                 half = sector;
-        r = worker_recover_range(w, s, buf, off, half);
+        r = worker_recover_range(w, s, buf, off, half, false);
         if (r == 0)
-                r = worker_recover_range(w, s, buf + half, off + half, len - half);
+                r = worker_recover_range(w, s, buf + half, off + half, len - half, false);
         return r;
 }
 
@@ -682,18 +713,19 @@ static void worker_recover(struct worker *w, struct slot *s, int res) {
 
         log_debug("job %" PRIu64 ": %s: %s of %" PRIu32 " bytes at offset %" PRIu64 " failed (%s): retrying",
                   job->id, job->info.node, s->read ? "read" : "write", len, off, strerror(-res));
-        r = recover_io(job->fd, s->read, buf, len, off);
-        if (r == 0) {
-                atomic_store(&job->last_ok_ns, now_ns());
-                if (s->read)
-                        worker_compare_range(w, &s->cw->u, buf, off, len);
-                else
-                        atomic_fetch_add(&job->bytes_written, len);
-        } else if (media_error(r))
-                (void) worker_recover_range(w, s, buf, off, len);
-        else
-                job_fail(job, r, "%s: %s of %" PRIu32 " bytes at offset %" PRIu64 " failed: %s", job->info.node,
-                         s->read ? "read" : "write", len, off, strerror(-r));
+        /* What a short transfer brought in before the error is compared too. */
+        if (s->read && s->done > 0)
+                worker_compare_range(w, &s->cw->u, s->buf, s->offset, s->done);
+        if (job_io_failed(job, res, off) == 0) {
+                r = recover_io(job->fd, s->read, buf, len, off);
+                if (r == 0)
+                        recover_good(w, s, buf, off, len);
+                else if (!media_error(r))
+                        job_fail(job, r, "%s: %s of %" PRIu32 " bytes at offset %" PRIu64 " failed: %s", job->info.node,
+                                 s->read ? "read" : "write", len, off, strerror(-r));
+                else if (job_io_failed(job, r, off) == 0)
+                        (void) worker_recover_range(w, s, buf, off, len, true);
+        }
         /* The range is dealt with: counted as done, bad sectors and all. */
         atomic_fetch_add(&job->bytes_done, len);
 }
@@ -710,7 +742,7 @@ static void worker_complete(struct worker *w, struct slot *s, int res) {
                 atomic_fetch_add(&job->bytes_done, (uint64_t) res);
                 if (!s->read)
                         atomic_fetch_add(&job->bytes_written, (uint64_t) res);
-                atomic_store_explicit(&job->last_ok_ns, now_ns(), memory_order_relaxed);
+                job_io_ok(job);
         }
         if (res > 0 && (uint32_t) res < s->len - s->done && !atomic_load(&job->abort)) {
                 /* Short transfer: resubmit the rest. */
@@ -719,7 +751,11 @@ static void worker_complete(struct worker *w, struct slot *s, int res) {
                 return;
         }
         atomic_fetch_sub(&job->inflight, 1);
-        if (res < 0 && media_error(res) && !atomic_load(&job->abort) && job->fd >= 0)
+        if (res <= 0 && atomic_load(&job->abort))
+                /* Stopping (cancel, pause, shutdown): the unit is redone on a resume; an error now
+                 * must not turn a pause into a failure. */
+                ;
+        else if (res < 0 && media_error(res) && job->fd >= 0)
                 worker_recover(w, s, res);
         else if (res <= 0)
                 job_fail(job, res < 0 ? res : -EIO, "%s: %s of %" PRIu32 " bytes at offset %" PRIu64 " failed: %s",

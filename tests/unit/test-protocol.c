@@ -65,6 +65,12 @@ static void test_malformed(void **state) {
         assert_int_equal(parse("{\"id\":1,\"op\":\"version\"", &req), -EBADMSG);
         assert_int_equal(parse("{\"id\":1,\"op\":\"version\"} trailing", &req), -EBADMSG);
         assert_int_equal(parse("{\"id\":1,\"op\":\"version\"}{}", &req), -EBADMSG);
+        /* Strict JSON, and no NUL even escaped (json-c would cut a key at it). */
+        assert_int_equal(parse("{'id':1,'op':'version'}", &req), -EBADMSG);
+        assert_int_equal(parse("{\"id\":1,\"op\":\"version\",}", &req), -EBADMSG);
+        assert_int_equal(parse("{\"id\":1,\"op\":\"version\\u0000\"}", &req), -EBADMSG);
+        assert_int_equal(parse("{\"id\":1,\"op\":\"list\",\"op\\u0000x\":\"cancel\"}", &req), -EBADMSG);
+        assert_int_equal(parse("{\"id\":1,\"op\":\"version\",\"x\":\"\xff\xfe\"}", &req), -EBADMSG);
         assert_int_equal(parse("{\"op\":\"version\"}", &req), -EINVAL);
         assert_int_equal(req.id, -1);
         protocol_request_done(&req);
@@ -118,7 +124,7 @@ static void test_fields(void **state) {
 
         (void) state;
         assert_int_equal(parse("{\"id\":1,\"op\":\"status\",\"jobs\":[1,2,18446744073709551615],\"neg\":-1,"
-                               "\"big\":18446744073709551615,\"empty\":[],\"mixed\":[\"a\",1],\"nul\":[\"a\\u0000b\"],"
+                               "\"big\":18446744073709551615,\"empty\":[],\"mixed\":[\"a\",1],"
                                "\"float\":1.0,\"n\":null}", &req), 0);
         assert_int_equal(protocol_get_u64_array(req.obj, "jobs", 16, &ids, &n), 0);
         assert_int_equal(n, 3);
@@ -133,7 +139,20 @@ static void test_fields(void **state) {
         assert_int_equal(protocol_get_u64(req.obj, "missing", &v), -ENOENT);
         assert_int_equal(protocol_get_string_array(req.obj, "empty", 8, &devs, &n), -EINVAL);
         assert_int_equal(protocol_get_string_array(req.obj, "mixed", 8, &devs, &n), -EINVAL);
+        /* A line with an escaped NUL does not parse; a string holding one (made here) is refused. */
+        {
+                struct json_object *a = json_object_new_array();
+
+                json_object_array_add(a, json_object_new_string_len("a\0b", 3));
+                json_object_object_add(req.obj, "nul", a);
+                json_object_object_add(req.obj, "nul1", json_object_new_string_len("a\0b", 3));
+        }
         assert_int_equal(protocol_get_string_array(req.obj, "nul", 8, &devs, &n), -EINVAL);
+        {
+                const char *s1;
+
+                assert_int_equal(protocol_get_string(req.obj, "nul1", &s1), -EINVAL);
+        }
         assert_int_equal(protocol_get_string_array(req.obj, "jobs", 8, &devs, &n), -EINVAL);
         protocol_request_done(&req);
 }
