@@ -13,6 +13,7 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 
+#include "atomicfile.h"
 #include "cleanup.h"
 #include "sign.h"
 
@@ -81,54 +82,6 @@ static int sign_read_key_file(int dfd, const char *name, char **ret, size_t *len
         if (!S_ISREG(st.st_mode))
                 return -EBADMSG;
         return sign_read_fd(fd, SIGN_FILE_MAX, ret, len);
-}
-
-/* Write len bytes of data to dir/name atomically with the given mode: a temporary file
- * (O_EXCL|O_NOFOLLOW, mode 0600 until it is complete), fsync, rename, fsync of the directory.
- * With noreplace, an existing dir/name is never replaced: -EEXIST. 0 or -errno; nothing is left
- * behind on failure. */
-static int sign_write_atomic(int dfd, const char *name, const void *data, size_t len, mode_t mode, bool noreplace) {
-        const char *p = data;
-        char tmp[64];
-        size_t off = 0;
-        int fd, r = 0;
-
-        snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
-        /* A leftover of a crash goes: the new file is ours alone, never a link. */
-        (void) unlinkat(dfd, tmp, 0);
-        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return -errno;
-        while (off < len && r == 0) {
-                ssize_t n = write(fd, p + off, len - off);
-
-                if (n < 0 && errno != EINTR)
-                        r = -errno;
-                else if (n > 0)
-                        off += (size_t) n;
-        }
-        /* The umask must not change the mode of the public key (0644). */
-        if (r == 0 && fchmod(fd, mode) < 0)
-                r = -errno;
-        if (r == 0 && fsync(fd) < 0)
-                r = -errno;
-        if (close(fd) < 0 && r == 0)
-                r = -errno;
-        if (r == 0 && noreplace && renameat2(dfd, tmp, dfd, name, RENAME_NOREPLACE) < 0) {
-                r = -errno;
-                /* File systems without RENAME_NOREPLACE: link(2) never replaces either. */
-                if ((r == -EINVAL || r == -ENOSYS) && linkat(dfd, tmp, dfd, name, 0) == 0) {
-                        (void) unlinkat(dfd, tmp, 0);
-                        r = 0;
-                } else if (r == -EINVAL || r == -ENOSYS)
-                        r = -errno;
-        } else if (r == 0 && !noreplace && renameat(dfd, tmp, dfd, name) < 0)
-                r = -errno;
-        if (r == 0 && fsync(dfd) < 0)
-                r = -errno;
-        if (r < 0)
-                (void) unlinkat(dfd, tmp, 0);
-        return r;
 }
 
 /* OpenSSL's PEM readers would ask for a passphrase on the terminal; a host key has none. */
@@ -200,7 +153,7 @@ static int sign_write_key(int dfd, const char *name, EVP_PKEY *key, bool private
         len = BIO_get_mem_data(bio, &data);
         if (len <= 0 || !data)
                 goto out;
-        r = sign_write_atomic(dfd, name, data, (size_t) len, private ? 0600 : 0644, private);
+        r = atomic_write_at(dfd, name, data, (size_t) len, private ? 0600 : 0644, private);
 out:
         BIO_free(bio);
         ERR_clear_error();

@@ -17,6 +17,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include "atomicfile.h"
 #include "cleanup.h"
 #include "daemon.h"
 #include "protocol.h"
@@ -38,40 +39,8 @@ const char *job_event_name(enum job_event_kind k) {
 
 int state_write_atomic(const char *dir, const char *name, const char *text, size_t len) {
         _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        char tmp[256];
-        size_t off = 0;
-        int fd, r = 0;
 
-        if (dfd < 0)
-                return -errno;
-        if (snprintf(tmp, sizeof(tmp), ".%s.tmp", name) >= (int) sizeof(tmp))
-                return -ENAMETOOLONG;
-        /* A leftover of a crash goes: the new file is ours alone, mode 0600, never a link. */
-        (void) unlinkat(dfd, tmp, 0);
-        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return -errno;
-        while (off < len && r == 0) {
-                ssize_t n = write(fd, text + off, len - off);
-
-                if (n < 0 && errno != EINTR)
-                        r = -errno;
-                else if (n == 0)
-                        r = -EIO;
-                else if (n > 0)
-                        off += (size_t) n;
-        }
-        if (r == 0 && fsync(fd) < 0)
-                r = -errno;
-        if (close(fd) < 0 && r == 0)
-                r = -errno;
-        if (r == 0 && renameat(dfd, tmp, dfd, name) < 0)
-                r = -errno;
-        if (r == 0 && fsync(dfd) < 0)
-                r = -errno;
-        if (r < 0)
-                (void) unlinkat(dfd, tmp, 0);
-        return r;
+        return dfd < 0 ? -errno : atomic_write_at(dfd, name, text, len, 0600, false);
 }
 
 /* ---- writing ---- */
