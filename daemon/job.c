@@ -1017,6 +1017,10 @@ static void job_unit_put(struct job *job, unsigned run) {
          * late may be of an earlier run, claimed just before it ended). */
         if (atomic_fetch_sub(&job->active_chunks, 1) == 1 && atomic_load(&job->abort))
                 job_end_aborted(job, atomic_load(&job->run));
+        /* This thread's last touch of the job goes through its lock, which graveyard_sweep()
+         * takes before it frees a forgotten job: the free is ordered after it. */
+        pthread_mutex_lock(&job->lock);
+        pthread_mutex_unlock(&job->lock);
 }
 
 /* The flusher: one thread that completes stages (a flush waits on the device, for a second or more
@@ -1801,6 +1805,9 @@ static void graveyard_sweep(double now, bool all) {
                 /* Workers and the flusher let go of a job microseconds after it settled. */
                 if (all || (now - j->forgotten_at > 5.0 && atomic_load(&j->active_chunks) == 0)) {
                         *p = j->next;
+                        /* After every thread's last touch (see job_unit_put()). */
+                        pthread_mutex_lock(&j->lock);
+                        pthread_mutex_unlock(&j->lock);
                         job_free(j);
                 } else
                         p = &j->next;
