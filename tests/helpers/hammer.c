@@ -1048,7 +1048,7 @@ int main(int argc, char *argv[]) {
         double n = 0, hold = 0, interval = 0, max_wait = 30, count = 100, conns = 1, span = 3, seed = 1;
         const char *log_path = NULL, *idle_job = NULL;
         struct buf jobs = { 0 };
-        int opt;
+        int opt, r;
 
         paths = xmalloc((size_t) argc * sizeof(*paths));
         while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -1093,13 +1093,17 @@ int main(int argc, char *argv[]) {
         }
         raise_nofile();
         switch (mode) {
-        case MODE_CONNECTIONS: return run_connections((long) n, hold, interval);
+        case MODE_CONNECTIONS: r = run_connections((long) n, hold, interval); break;
         case MODE_SLOW:
         case MODE_SILENT:
         case MODE_TRICKLE:
-        case MODE_IDLE_WATCH: return run_idle(mode, idle_job, max_wait);
-        case MODE_GARBAGE: return run_garbage((uint64_t) seed, (long) count, (long) conns, log_path);
-        case MODE_WATCH_VANISH: return run_watch_vanish((long) n, jobs.len ? jobs.p : NULL, span, (uint64_t) seed);
-        default: return 2;
+        case MODE_IDLE_WATCH: r = run_idle(mode, idle_job, max_wait); break;
+        case MODE_GARBAGE: r = run_garbage((uint64_t) seed, (long) count, (long) conns, log_path); break;
+        case MODE_WATCH_VANISH: r = run_watch_vanish((long) n, jobs.len ? jobs.p : NULL, span, (uint64_t) seed); break;
+        default: r = 2; break;
         }
+        /* Everything freed: the helper runs under LeakSanitizer in the ASan build. */
+        free(jobs.p);
+        free(paths);
+        return r;
 }

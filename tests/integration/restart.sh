@@ -30,14 +30,16 @@ DAEMON_PID=
 grep -q "job $id: $dev: interrupted" "$TEST_DIR/daemon.log" || fail "job not logged as interrupted"
 
 # SIGKILL while a job runs: the next daemon replaces the stale socket and may wipe the device.
-start_daemon --threads 1 --queue-depth 1 --io-size 4K
+# (resume manual: the interrupted jobs stay interrupted instead of taking the device back.)
+start_daemon --threads 1 --queue-depth 1 --io-size 4K --resume manual
+[ "$(job_field "$id" state)" = interrupted ] || fail "job $id is $(job_field "$id" state) after a restart with resume manual"
 id=$(wipectl --json wipe --yes --no-wait "$dev" | jq -r '.jobs[0].id')
 for _ in $(seq 100); do [ "$(job_field "$id" bytes_done)" -gt 0 ] && break; sleep 0.05; done
 kill -KILL "$DAEMON_PID"
 wait "$DAEMON_PID" 2>/dev/null
 DAEMON_PID=
 [ -S "$SOCK" ] || fail "expected a stale socket after SIGKILL"
-start_daemon --threads 2
+start_daemon --threads 2 --resume manual
 out=$(wipectl --json wipe --yes "$dev") || fail "wipe after SIGKILL exited $?: $out"
 id=$(echo "$out" | jq -r '.jobs[0].id')
 check_keystream "$dev" "$(job_cipher "$id")" "$(job_key "$id")"
