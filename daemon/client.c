@@ -336,6 +336,15 @@ static struct job *request_job(struct request_ctx *c, struct json_object **reply
         return job;
 }
 
+/* The reply of an op on one job: {"job": JOB}. NULL on ENOMEM. */
+static struct json_object *reply_job(struct request_ctx *c, struct job *job) {
+        struct json_object *r = protocol_reply_new(c->req->id);
+
+        if (r)
+                json_object_object_add(r, "job", job_to_json(job));
+        return r;
+}
+
 static struct json_object *op_cancel(struct request_ctx *c) {
         static const char *const fields[] = { "job", NULL };
         struct json_object *r = NULL;
@@ -351,10 +360,7 @@ static struct json_object *op_cancel(struct request_ctx *c) {
         if (k == -EALREADY)
                 return protocol_reply_error(c->req->id, k, "job %" PRIu64 ": already %s", job->id,
                                             job_state_name(job_get_state(job)));
-        r = protocol_reply_new(c->req->id);
-        if (r)
-                json_object_object_add(r, "job", job_to_json(job));
-        return r;
+        return reply_job(c, job);
 }
 
 static struct json_object *op_pause(struct request_ctx *c) {
@@ -377,10 +383,7 @@ static struct json_object *op_pause(struct request_ctx *c) {
         if (k == -EOPNOTSUPP)
                 return protocol_reply_error(c->req->id, k, "job %" PRIu64 ": a later verification cannot be paused "
                                             "(cancel it)", job->id);
-        r = protocol_reply_new(c->req->id);
-        if (r)
-                json_object_object_add(r, "job", job_to_json(job));
-        return r;
+        return reply_job(c, job);
 }
 
 static struct json_object *op_resume(struct request_ctx *c) {
@@ -402,10 +405,7 @@ static struct json_object *op_resume(struct request_ctx *c) {
         k = job_resume(job, device, err, sizeof(err));
         if (k < 0)
                 return protocol_reply_error(c->req->id, k, "%s", *err ? err : strerror(-k));
-        r = protocol_reply_new(c->req->id);
-        if (r)
-                json_object_object_add(r, "job", job_to_json(job));
-        return r;
+        return reply_job(c, job);
 }
 
 static struct json_object *op_forget(struct request_ctx *c) {
@@ -505,10 +505,7 @@ static struct json_object *op_verify(struct request_ctx *c) {
                 log_warning("job %" PRIu64 ": verify from uid %u refused: %s", job->id, (unsigned) c->peer->uid, err);
                 return protocol_reply_error(c->req->id, k, "%s", err);
         }
-        r = protocol_reply_new(c->req->id);
-        if (r)
-                json_object_object_add(r, "job", job_to_json(job));
-        return r;
+        return reply_job(c, job);
 }
 
 static struct json_object *op_probe(struct request_ctx *c) {
