@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "protocol.h"
+#include "utf8.h"
 
 static const char *const op_names[_PROTOCOL_OP_MAX] = {
         [PROTOCOL_OP_VERSION] = "version",
@@ -43,6 +45,107 @@ bool protocol_op_mutates(enum protocol_op op) {
                op == PROTOCOL_OP_FORGET;
 }
 
+/* Whether the integer literal s[0..n) (digits, perhaps a leading '-') fits in -2^63..2^64-1, the
+ * range json-c holds exactly: it clamps anything beyond without a word. */
+static bool integer_fits(const char *s, size_t n) {
+        bool neg = n > 0 && s[0] == '-';
+        const char *limit = neg ? "9223372036854775808" : "18446744073709551615";
+        size_t digits = n - neg, l = strlen(limit);
+
+        s += neg;
+        /* Strict JSON has no leading zeros, so a longer literal is a larger number. */
+        if (digits != l)
+                return digits < l;
+        return memcmp(s, limit, l) <= 0;
+}
+
+static int hex4(const char *s) {
+        int v = 0;
+
+        for (int i = 0; i < 4; i++) {
+                char c = s[i];
+
+                v <<= 4;
+                if (c >= '0' && c <= '9')
+                        v |= c - '0';
+                else if (c >= 'a' && c <= 'f')
+                        v |= c - 'a' + 10;
+                else if (c >= 'A' && c <= 'F')
+                        v |= c - 'A' + 10;
+                else
+                        return -1;
+        }
+        return v;
+}
+
+/* What json-c accepts but a request must not hold, found in the text itself: an integer out of
+ * range (clamped by json-c), or a \u escape of a lone surrogate (turned into U+FFFD). The JSON's
+ * structure is left to json-c: this only has to tell strings from the rest. On a finding, 0 is not
+ * returned: -EINVAL for a number with *err naming it and its key in buf, -EBADMSG for an escape. */
+static int check_text(const char *s, size_t len, char *buf, size_t buf_len, const char **err) {
+        const char *key = NULL, *str = NULL;
+        size_t key_len = 0, str_len = 0;
+
+        for (size_t i = 0; i < len; i++) {
+                char c = s[i];
+
+                if (c == '"') {
+                        size_t start = ++i;
+
+                        for (; i < len && s[i] != '"'; i++) {
+                                int u, v;
+
+                                if (s[i] != '\\')
+                                        continue;
+                                if (++i >= len || s[i] != 'u')
+                                        continue;
+                                if (i + 4 >= len || (u = hex4(s + i + 1)) < 0)
+                                        return 0;       /* json-c refuses it */
+                                i += 4;
+                                if (u >= 0xdc00 && u <= 0xdfff) {
+                                        *err = "a string holds a lone UTF-16 surrogate escape";
+                                        return -EBADMSG;
+                                }
+                                if (u < 0xd800 || u > 0xdbff)
+                                        continue;
+                                if (i + 6 >= len || s[i + 1] != '\\' || s[i + 2] != 'u' ||
+                                    (v = hex4(s + i + 3)) < 0xdc00 || v > 0xdfff) {
+                                        *err = "a string holds a lone UTF-16 surrogate escape";
+                                        return -EBADMSG;
+                                }
+                                i += 6;
+                        }
+                        str = s + start;
+                        str_len = i - start;
+                        continue;
+                }
+                if (c == ':') {
+                        key = str;
+                        key_len = str_len;
+                        continue;
+                }
+                if (c == '-' || (c >= '0' && c <= '9')) {
+                        size_t start = i, end = i + 1;
+                        bool integer = true;
+
+                        while (end < len && strchr("0123456789+-.eE", s[end])) {
+                                if (strchr(".eE", s[end]))
+                                        integer = false;
+                                end++;
+                        }
+                        if (integer && !integer_fits(s + start, end - start)) {
+                                snprintf(buf, buf_len, "\"%.*s\": %.*s is out of range (integers are from -2^63 to 2^64-1)",
+                                         key ? (int) (key_len < 64 ? key_len : 64) : 0, key ? key : "",
+                                         (int) (end - start < 40 ? end - start : 40), s + start);
+                                *err = buf;
+                                return -EINVAL;
+                        }
+                        i = end - 1;
+                }
+        }
+        return 0;
+}
+
 /* Parse exactly one JSON object from line[0..len), allowing trailing blanks. 0, -EBADMSG or -ENOMEM. */
 static int parse_object(const char *line, size_t len, struct json_object **ret, const char **err) {
         struct json_tokener *tok;
@@ -59,6 +162,7 @@ static int parse_object(const char *line, size_t len, struct json_object **ret, 
                 *err = "line contains a NUL byte";
                 return -EBADMSG;
         }
+
         tok = json_tokener_new_ex(32);
         if (!tok) {
                 *err = "out of memory";
@@ -93,6 +197,7 @@ static int parse_object(const char *line, size_t len, struct json_object **ret, 
 int protocol_request_parse(struct protocol_request *req, const char *line, size_t len, const char **err) {
         struct json_object *o = NULL, *v;
         const char *name;
+        bool utf8_ok;
         int64_t id;
         int r;
 
@@ -107,6 +212,9 @@ int protocol_request_parse(struct protocol_request *req, const char *line, size_
         if (r < 0)
                 return r;
         req->obj = o;
+        /* Strict UTF-8 (checked once the id is known, for the reply): json-c's own check lets
+         * overlong forms and surrogates through, and a reply that echoed them would not be JSON. */
+        utf8_ok = utf8_valid(line, len);
 
         if (!json_object_object_get_ex(o, "id", &v) || !json_object_is_type(v, json_type_int)) {
                 *err = "request needs an integer \"id\"";
@@ -119,6 +227,13 @@ int protocol_request_parse(struct protocol_request *req, const char *line, size_
                 return -EINVAL;
         }
         req->id = id;
+        if (!utf8_ok) {
+                *err = "not valid UTF-8";
+                return -EBADMSG;
+        }
+        r = check_text(line, len, req->err, sizeof(req->err), err);
+        if (r < 0)
+                return r;
 
         if (!json_object_object_get_ex(o, "op", &v) || !json_object_is_type(v, json_type_string)) {
                 *err = "request needs a string \"op\"";
@@ -141,19 +256,21 @@ void protocol_request_done(struct protocol_request *req) {
         req->obj = NULL;
 }
 
-static struct json_object *get_field(struct json_object *o, const char *key) {
-        struct json_object *v = NULL;
-
-        if (!o || !json_object_object_get_ex(o, key, &v))
-                return NULL;
-        return v; /* NULL for JSON null too */
+/* The field key of o in *v: 0, -ENOENT when absent, -EINVAL when null (a null is not "use the
+ * default": it is a value of the wrong type). */
+static int get_field(struct json_object *o, const char *key, struct json_object **v) {
+        *v = NULL;
+        if (!o || !json_object_object_get_ex(o, key, v))
+                return -ENOENT;
+        return *v ? 0 : -EINVAL;
 }
 
 int protocol_get_string(struct json_object *o, const char *key, const char **ret) {
-        struct json_object *v = get_field(o, key);
+        struct json_object *v;
+        int r = get_field(o, key, &v);
 
-        if (!v)
-                return -ENOENT;
+        if (r < 0)
+                return r;
         /* An embedded NUL (\u0000) would cut the string short: "/dev/sdb\u0000x" is not a path. */
         if (!json_object_is_type(v, json_type_string) ||
             (size_t) json_object_get_string_len(v) != strlen(json_object_get_string(v)))
@@ -163,10 +280,11 @@ int protocol_get_string(struct json_object *o, const char *key, const char **ret
 }
 
 int protocol_get_bool(struct json_object *o, const char *key, bool *ret) {
-        struct json_object *v = get_field(o, key);
+        struct json_object *v;
+        int r = get_field(o, key, &v);
 
-        if (!v)
-                return -ENOENT;
+        if (r < 0)
+                return r;
         if (!json_object_is_type(v, json_type_boolean))
                 return -EINVAL;
         *ret = json_object_get_boolean(v);
@@ -195,20 +313,22 @@ static int value_u64(struct json_object *v, uint64_t *ret) {
 }
 
 int protocol_get_u64(struct json_object *o, const char *key, uint64_t *ret) {
-        struct json_object *v = get_field(o, key);
+        struct json_object *v;
+        int r = get_field(o, key, &v);
 
-        if (!v)
-                return -ENOENT;
+        if (r < 0)
+                return r;
         return value_u64(v, ret);
 }
 
 int protocol_get_string_array(struct json_object *o, const char *key, size_t max, const char ***ret, size_t *n) {
-        struct json_object *v = get_field(o, key);
+        struct json_object *v;
+        int r = get_field(o, key, &v);
         const char **a;
         size_t len;
 
-        if (!v)
-                return -ENOENT;
+        if (r < 0)
+                return r;
         if (!json_object_is_type(v, json_type_array))
                 return -EINVAL;
         len = json_object_array_length(v);
@@ -233,12 +353,13 @@ int protocol_get_string_array(struct json_object *o, const char *key, size_t max
 }
 
 int protocol_get_u64_array(struct json_object *o, const char *key, size_t max, uint64_t **ret, size_t *n) {
-        struct json_object *v = get_field(o, key);
+        struct json_object *v;
+        int r = get_field(o, key, &v);
         uint64_t *a;
         size_t len;
 
-        if (!v)
-                return -ENOENT;
+        if (r < 0)
+                return r;
         if (!json_object_is_type(v, json_type_array))
                 return -EINVAL;
         len = json_object_array_length(v);
@@ -292,18 +413,22 @@ struct json_object *protocol_reply_new(int64_t id) {
 
 struct json_object *protocol_reply_error(int64_t id, int error, const char *fmt, ...) {
         struct json_object *o, *e;
+        _cleanup_free_ char *clean = NULL;
         char msg[1024];
         va_list ap;
 
         va_start(ap, fmt);
         vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
+        /* What it echoes may be cut in the middle of a character (%.64s, the buffer's end), or
+         * come from a device: the message is made valid UTF-8, as every reply must be. */
+        clean = utf8_sanitize_dup(msg);
 
         o = reply_base(id, false);
         e = json_object_new_object();
-        if (!o || !e ||
+        if (!o || !e || !clean ||
             json_object_object_add(e, "code", json_object_new_string(protocol_errno_name(error))) < 0 ||
-            json_object_object_add(e, "message", json_object_new_string(msg)) < 0 ||
+            json_object_object_add(e, "message", json_object_new_string(clean)) < 0 ||
             json_object_object_add(o, "error", e) < 0) {
                 json_object_put(o);
                 json_object_put(e);
@@ -314,12 +439,23 @@ struct json_object *protocol_reply_error(int64_t id, int error, const char *fmt,
 
 char *protocol_serialize(struct json_object *o, size_t *len) {
         const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        _cleanup_free_ char *clean = NULL;
         size_t l;
         char *buf;
 
         if (!s)
                 return NULL;
         l = strlen(s);
+        /* The last guard: json-c copies a string's bytes as they are, so one that came from
+         * somewhere else than a checked request must not make the line invalid JSON text. The
+         * structure is ASCII: only bytes inside strings are replaced (by U+FFFD). */
+        if (!utf8_valid(s, l)) {
+                clean = utf8_sanitize_dup(s);
+                if (!clean)
+                        return NULL;
+                s = clean;
+                l = strlen(s);
+        }
         buf = malloc(l + 2);
         if (!buf)
                 return NULL;
@@ -339,6 +475,10 @@ int protocol_reply_parse(const char *line, size_t len, struct json_object **ret,
         *ret = NULL;
         *message = NULL;
         r = parse_object(line, len, &o, message);
+        if (r == 0 && !utf8_valid(line, len)) {
+                json_object_put(o);
+                r = -EBADMSG;
+        }
         if (r < 0) {
                 *message = "malformed reply";
                 return -EBADMSG;
@@ -351,8 +491,7 @@ int protocol_reply_parse(const char *line, size_t len, struct json_object **ret,
         *ret = o;
         if (ok)
                 return 0;
-        e = get_field(o, "error");
-        if (!e || protocol_get_string(e, "code", &code) < 0 || protocol_get_string(e, "message", message) < 0) {
+        if (get_field(o, "error", &e) < 0 || protocol_get_string(e, "code", &code) < 0 || protocol_get_string(e, "message", message) < 0) {
                 *message = "error reply without code or message";
                 return -EBADMSG;
         }

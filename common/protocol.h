@@ -41,17 +41,20 @@ struct protocol_request {
         int64_t id;                     /* -1 when the request had no usable id */
         enum protocol_op op;
         struct json_object *obj;
+        char err[192];                  /* an error message naming a field (see err below) */
 };
 
 /* Decode one line (without its '\n'; len bytes, may contain NULs, which are an error).
- * Returns 0, or -EMSGSIZE (longer than PROTOCOL_LINE_MAX), -EBADMSG (not a JSON object, embedded
- * NUL, trailing garbage), -EINVAL (missing or bad "id" or "op"), -EOPNOTSUPP (unknown op).
- * On error *err points to a static explanation and req->id holds the id when it could be read. */
+ * Returns 0, or -EMSGSIZE (longer than PROTOCOL_LINE_MAX), -EBADMSG (not a JSON object, not
+ * strict UTF-8 (overlong forms and surrogates included), an escaped lone surrogate, an embedded
+ * NUL, trailing garbage), -EINVAL (missing or bad "id" or "op", an integer anywhere outside
+ * -2^63..2^64-1, which json-c would clamp), -EOPNOTSUPP (unknown op). On error *err points to an
+ * explanation (static, or in req->err) and req->id holds the id when it could be read. */
 int protocol_request_parse(struct protocol_request *req, const char *line, size_t len, const char **err);
 void protocol_request_done(struct protocol_request *req);
 
-/* Field accessors: 0 when present and of the right type, -ENOENT when absent (or null),
- * -EINVAL when of the wrong type or out of range. */
+/* Field accessors: 0 when present and of the right type, -ENOENT when absent, -EINVAL when null,
+ * of the wrong type or out of range. */
 int protocol_get_string(struct json_object *o, const char *key, const char **ret);
 int protocol_get_bool(struct json_object *o, const char *key, bool *ret);
 int protocol_get_u64(struct json_object *o, const char *key, uint64_t *ret);

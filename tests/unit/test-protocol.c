@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -135,7 +136,17 @@ static void test_fields(void **state) {
         assert_int_equal(protocol_get_u64(req.obj, "big", &v), 0);
         assert_true(v == UINT64_MAX);
         assert_int_equal(protocol_get_u64(req.obj, "float", &v), -EINVAL);
-        assert_int_equal(protocol_get_u64(req.obj, "n", &v), -ENOENT);
+        /* null is a value of the wrong type, not "the default". */
+        assert_int_equal(protocol_get_u64(req.obj, "n", &v), -EINVAL);
+        {
+                const char *s1;
+                bool b;
+
+                assert_int_equal(protocol_get_string(req.obj, "n", &s1), -EINVAL);
+                assert_int_equal(protocol_get_bool(req.obj, "n", &b), -EINVAL);
+                assert_int_equal(protocol_get_string_array(req.obj, "n", 8, &devs, &n), -EINVAL);
+                assert_int_equal(protocol_get_u64_array(req.obj, "n", 8, &ids, &n), -EINVAL);
+        }
         assert_int_equal(protocol_get_u64(req.obj, "missing", &v), -ENOENT);
         assert_int_equal(protocol_get_string_array(req.obj, "empty", 8, &devs, &n), -EINVAL);
         assert_int_equal(protocol_get_string_array(req.obj, "mixed", 8, &devs, &n), -EINVAL);
@@ -154,6 +165,69 @@ static void test_fields(void **state) {
                 assert_int_equal(protocol_get_string(req.obj, "nul1", &s1), -EINVAL);
         }
         assert_int_equal(protocol_get_string_array(req.obj, "jobs", 8, &devs, &n), -EINVAL);
+        protocol_request_done(&req);
+}
+
+/* What json-c accepts but a request must not hold: raw UTF-8 that is not well formed, escaped lone
+ * surrogates, integers beyond what json-c holds (it clamps them). */
+static void test_strict(void **state) {
+        static const char *const bad_utf8[] = {
+                "\xc0\xaf",                   /* overlong "/" */
+                "\xe0\x80\xaf",              /* overlong "/" in three bytes */
+                "\xed\xa0\x80",              /* U+D800, a surrogate */
+                "\xed\xbf\xbf",              /* U+DFFF */
+                "\xf4\x90\x80\x80",         /* above U+10FFFF */
+                "\xf8\x88\x80\x80\x80",    /* five bytes */
+                "\x80",                        /* a stray continuation byte */
+                "\xc3",                        /* a cut sequence */
+        };
+        struct protocol_request req;
+        char line[256];
+
+        (void) state;
+        for (size_t i = 0; i < sizeof(bad_utf8) / sizeof(bad_utf8[0]); i++) {
+                snprintf(line, sizeof(line), "{\"id\":1,\"op\":\"probe\",\"devices\":[\"/dev/%s\"]}", bad_utf8[i]);
+                assert_int_equal(parse(line, &req), -EBADMSG);
+                protocol_request_done(&req);
+        }
+        /* Well-formed characters of every length pass. */
+        assert_int_equal(parse("{\"id\":1,\"op\":\"probe\",\"devices\":[\"/dev/\xc3\xa9\xe2\x82\xac\xf0\x9f\x92\xbe\"]}", &req), 0);
+        protocol_request_done(&req);
+
+        /* Escaped surrogates: a pair is one character, a lone one is malformed. */
+        assert_int_equal(parse("{\"id\":1,\"op\":\"probe\",\"devices\":[\"/dev/\\ud83d\\udcbe\"]}", &req), 0);
+        protocol_request_done(&req);
+        assert_int_equal(parse("{\"id\":1,\"op\":\"probe\",\"devices\":[\"/dev/\\ud800\"]}", &req), -EBADMSG);
+        assert_int_equal(req.id, 1);
+        protocol_request_done(&req);
+        assert_int_equal(parse("{\"id\":1,\"op\":\"probe\",\"devices\":[\"/dev/\\udc00x\"]}", &req), -EBADMSG);
+        protocol_request_done(&req);
+        assert_int_equal(parse("{\"id\":1,\"op\":\"probe\",\"devices\":[\"/dev/\\ud800\\u0041\"]}", &req), -EBADMSG);
+        protocol_request_done(&req);
+        /* An escaped backslash before "u" is not an escape. */
+        assert_int_equal(parse("{\"id\":1,\"op\":\"probe\",\"devices\":[\"/dev/\\\\ud800\"]}", &req), 0);
+        protocol_request_done(&req);
+
+        /* Integers: the edges pass, one beyond is EINVAL naming the field, the id kept. */
+        assert_int_equal(parse("{\"id\":2,\"op\":\"submit\",\"max_rate\":18446744073709551615,\"x\":-9223372036854775808}", &req), 0);
+        protocol_request_done(&req);
+        assert_int_equal(parse("{\"id\":2,\"op\":\"submit\",\"max_rate\":18446744073709551616}", &req), -EINVAL);
+        assert_int_equal(req.id, 2);
+        {
+                const char *err = NULL;
+
+                protocol_request_done(&req);
+                assert_int_equal(protocol_request_parse(&req, "{\"id\":2,\"op\":\"submit\",\"seed\":18446744073709551616}",
+                                                        strlen("{\"id\":2,\"op\":\"submit\",\"seed\":18446744073709551616}"), &err), -EINVAL);
+                assert_non_null(strstr(err, "\"seed\": 18446744073709551616 is out of range"));
+        }
+        protocol_request_done(&req);
+        assert_int_equal(parse("{\"id\":2,\"op\":\"submit\",\"x\":-9223372036854775809}", &req), -EINVAL);
+        protocol_request_done(&req);
+        assert_int_equal(parse("{\"id\":2,\"op\":\"status\",\"jobs\":[1,99999999999999999999999]}", &req), -EINVAL);
+        protocol_request_done(&req);
+        /* Digits inside a string are not numbers; an exponent makes a double (a type error later). */
+        assert_int_equal(parse("{\"id\":2,\"op\":\"submit\",\"method\":\"99999999999999999999999\",\"f\":1e400}", &req), 0);
         protocol_request_done(&req);
 }
 
@@ -195,6 +269,26 @@ static void test_replies(void **state) {
         assert_int_equal(protocol_errno_from_name("ENOTBLK"), ENOTBLK);
         assert_int_equal(protocol_errno_from_name("ENOPE"), 0);
 
+        /* A message cut in the middle of a character, or a string from a device that is not
+         * UTF-8, still makes a reply that is valid JSON text. */
+        o = protocol_reply_error(6, -ENOENT, "%.6s: no such device", "/dev/\xc3\xa9");
+        line = protocol_serialize(o, &len);
+        json_object_put(o);
+        assert_non_null(line);
+        assert_int_equal(protocol_reply_parse(line, len - 1, &r, &msg), -ENOENT);
+        assert_string_equal(msg, "/dev/\xef\xbf\xbd: no such device");
+        json_object_put(r);
+        free(line);
+        o = protocol_reply_new(7);
+        json_object_object_add(o, "label", json_object_new_string("a\xff\xc0\xaf" "b"));
+        line = protocol_serialize(o, &len);
+        json_object_put(o);
+        assert_int_equal(protocol_reply_parse(line, len - 1, &r, &msg), 0);
+        assert_string_equal(json_object_get_string(json_object_object_get(r, "label")),
+                            "a\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" "b");
+        json_object_put(r);
+        free(line);
+
         o = protocol_request_new(3, PROTOCOL_OP_CANCEL);
         assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), "{\"id\":3,\"op\":\"cancel\"}");
         json_object_put(o);
@@ -205,6 +299,7 @@ int main(void) {
                 cmocka_unit_test(test_valid),
                 cmocka_unit_test(test_malformed),
                 cmocka_unit_test(test_fields),
+                cmocka_unit_test(test_strict),
                 cmocka_unit_test(test_replies),
         };
 

@@ -1,0 +1,109 @@
+/* Strict UTF-8 checking and repair (RFC 3629, Unicode's table 3-7 of well-formed sequences). */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "utf8.h"
+
+size_t utf8_sequence(const char *s, size_t len) {
+        const uint8_t *p = (const uint8_t *) s;
+        uint8_t lo = 0x80, hi = 0xbf;
+        size_t n;
+
+        if (len == 0)
+                return 0;
+        if (p[0] < 0x80)
+                return 1;
+        /* The lead byte says how long; the second byte's range excludes overlong forms (E0, F0),
+         * surrogates (ED) and code points above U+10FFFF (F4). */
+        if (p[0] >= 0xc2 && p[0] <= 0xdf)
+                n = 2;
+        else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+                n = 3;
+                if (p[0] == 0xe0)
+                        lo = 0xa0;
+                else if (p[0] == 0xed)
+                        hi = 0x9f;
+        } else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+                n = 4;
+                if (p[0] == 0xf0)
+                        lo = 0x90;
+                else if (p[0] == 0xf4)
+                        hi = 0x8f;
+        } else
+                return 0;       /* 80..C1 (continuation or overlong lead), F5..FF */
+        if (len < n || p[1] < lo || p[1] > hi)
+                return 0;
+        for (size_t i = 2; i < n; i++)
+                if (p[i] < 0x80 || p[i] > 0xbf)
+                        return 0;
+        return n;
+}
+
+bool utf8_valid(const char *s, size_t len) {
+        size_t i = 0;
+
+        while (i < len) {
+                size_t n;
+
+                /* ASCII runs are the common case. */
+                if ((uint8_t) s[i] < 0x80) {
+                        i++;
+                        continue;
+                }
+                n = utf8_sequence(s + i, len - i);
+                if (n == 0)
+                        return false;
+                i += n;
+        }
+        return true;
+}
+
+char *utf8_sanitize_dup(const char *s) {
+        static const char replacement[] = "\xef\xbf\xbd";
+        size_t len, bad = 0, i, o;
+        char *out;
+
+        if (!s)
+                return NULL;
+        len = strlen(s);
+        for (i = 0; i < len;) {
+                size_t n = utf8_sequence(s + i, len - i);
+
+                if (n == 0) {
+                        bad++;
+                        n = 1;
+                }
+                i += n;
+        }
+        out = malloc(len + 2 * bad + 1);
+        if (!out)
+                return NULL;
+        for (i = 0, o = 0; i < len;) {
+                size_t n = utf8_sequence(s + i, len - i);
+
+                if (n == 0) {
+                        memcpy(out + o, replacement, 3);
+                        o += 3;
+                        i++;
+                        continue;
+                }
+                memcpy(out + o, s + i, n);
+                o += n;
+                i += n;
+        }
+        out[o] = '\0';
+        return out;
+}
+
+char *utf8_sanitize(char *s) {
+        char *t;
+
+        if (!s || utf8_valid(s, strlen(s)))
+                return s;
+        t = utf8_sanitize_dup(s);
+        free(s);
+        return t;
+}

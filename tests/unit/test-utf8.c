@@ -1,0 +1,90 @@
+/* Strict UTF-8: every length, every edge of Unicode's table of well-formed sequences, repair. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "utf8.h"
+
+static bool valid(const char *s) {
+        return utf8_valid(s, strlen(s));
+}
+
+static void test_valid(void **state) {
+        (void) state;
+        assert_true(valid(""));
+        assert_true(valid("/dev/sdb"));
+        assert_true(valid("\xc2\x80"));                 /* U+0080, the first two-byte character */
+        assert_true(valid("\xdf\xbf"));                 /* U+07FF */
+        assert_true(valid("\xe0\xa0\x80"));             /* U+0800 */
+        assert_true(valid("\xed\x9f\xbf"));             /* U+D7FF, just below the surrogates */
+        assert_true(valid("\xee\x80\x80"));             /* U+E000, just above */
+        assert_true(valid("\xef\xbf\xbf"));             /* U+FFFF */
+        assert_true(valid("\xf0\x90\x80\x80"));         /* U+10000 */
+        assert_true(valid("\xf4\x8f\xbf\xbf"));         /* U+10FFFF, the last */
+        assert_true(utf8_valid("a\0b", 3));             /* NUL is ASCII here; the protocol refuses it itself */
+
+        assert_false(valid("\x80"));                    /* a continuation byte alone */
+        assert_false(valid("\xbf"));
+        assert_false(valid("\xc0\x80"));                /* overlong NUL */
+        assert_false(valid("\xc0\xaf"));                /* overlong "/" */
+        assert_false(valid("\xc1\xbf"));
+        assert_false(valid("\xe0\x80\xaf"));            /* overlong in three */
+        assert_false(valid("\xe0\x9f\xbf"));
+        assert_false(valid("\xf0\x80\x80\xaf"));        /* overlong in four */
+        assert_false(valid("\xf0\x8f\xbf\xbf"));
+        assert_false(valid("\xed\xa0\x80"));            /* U+D800 */
+        assert_false(valid("\xed\xbf\xbf"));            /* U+DFFF */
+        assert_false(valid("\xf4\x90\x80\x80"));        /* U+110000 */
+        assert_false(valid("\xf5\x80\x80\x80"));
+        assert_false(valid("\xff"));
+        assert_false(valid("\xc3"));                    /* cut */
+        assert_false(valid("\xe2\x82"));
+        assert_false(valid("\xe2\x82x"));
+        assert_false(valid("\xf0\x9f\x92"));
+        assert_false(valid("ok\xc3("));                 /* a lead byte followed by ASCII */
+
+        assert_int_equal(utf8_sequence("\xe2\x82\xac", 3), 3);
+        assert_int_equal(utf8_sequence("\xe2\x82\xac", 2), 0);
+        assert_int_equal(utf8_sequence("a", 1), 1);
+        assert_int_equal(utf8_sequence("", 0), 0);
+}
+
+static void test_sanitize(void **state) {
+        char *s;
+
+        (void) state;
+        assert_null(utf8_sanitize_dup(NULL));
+        s = utf8_sanitize_dup("plain \xc3\xa9");
+        assert_string_equal(s, "plain \xc3\xa9");
+        free(s);
+        /* Each bad byte becomes one U+FFFD; good characters around it stay. */
+        s = utf8_sanitize_dup("a\xc0\xaf" "b\xed\xa0\x80" "c\xe2\x82");
+        assert_string_equal(s, "a\xef\xbf\xbd\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+                               "c\xef\xbf\xbd\xef\xbf\xbd");
+        assert_true(valid(s));
+        free(s);
+
+        /* In place: the same pointer when valid, a repaired one when not. */
+        s = strdup("serial-123");
+        assert_ptr_equal(utf8_sanitize(s), s);
+        free(s);
+        s = utf8_sanitize(strdup("WD\xff"));
+        assert_string_equal(s, "WD\xef\xbf\xbd");
+        free(s);
+        assert_null(utf8_sanitize(NULL));
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_valid),
+                cmocka_unit_test(test_sanitize),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
