@@ -109,8 +109,9 @@ static int cmd_resume_exec(const struct cmd_entry *self, const struct wipectl_op
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
+        _cleanup_free_ char **absolute = NULL;
         const char *device = NULL;
-        int opt;
+        int opt, r;
 
         while ((opt = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
                 if (opt == 'd') {
@@ -122,6 +123,12 @@ static int cmd_resume_exec(const struct cmd_entry *self, const struct wipectl_op
                         return WIPECTL_EXIT_OK;
                 } else
                         return cmd_option_error(self, argv, opt);
+        }
+        if (device) {
+                r = cmd_probe_absolute((char *const[]) { (char *) device }, 1, &absolute);
+                if (r != 0)
+                        return r;
+                device = absolute[0];
         }
         return cmd_control_run(self, opts, PROTOCOL_OP_RESUME, argc, argv, device);
 }

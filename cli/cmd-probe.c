@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cleanup.h"
 #include "wipectl.h"
@@ -44,6 +46,40 @@ int cmd_probe_check(const struct cmd_entry *self, char *const *devices, size_t n
                                 return cmd_usage_error(self, "%s: named twice", devices[i]);
         }
         return -1;
+}
+
+int cmd_probe_absolute(char *const *devices, size_t n, char ***ret) {
+        _cleanup_free_ char *cwd = NULL;
+        size_t size = n * sizeof(char *), cwd_len = 0;
+        char **v, *p;
+
+        *ret = NULL;
+        for (size_t i = 0; i < n; i++) {
+                if (devices[i][0] != '/' && !cwd) {
+                        cwd = getcwd(NULL, 0);
+                        if (!cwd) {
+                                wipectl_error("%s: cannot make it an absolute path: working directory: %s", devices[i],
+                                              strerror(errno));
+                                return WIPECTL_EXIT_FAILURE;
+                        }
+                        cwd_len = strlen(cwd);
+                }
+                size += strlen(devices[i]) + 1 + (devices[i][0] != '/' ? cwd_len + 1 : 0);
+        }
+        v = malloc(size);
+        if (!v) {
+                wipectl_error("out of memory");
+                return WIPECTL_EXIT_FAILURE;
+        }
+        p = (char *) (v + n);
+        for (size_t i = 0; i < n; i++) {
+                v[i] = p;
+                if (devices[i][0] != '/')
+                        p += sprintf(p, "%s%s", cwd, strcmp(cwd, "/") == 0 ? "" : "/");
+                p += sprintf(p, "%s", devices[i]) + 1;
+        }
+        *ret = v;
+        return 0;
 }
 
 struct json_object *cmd_probe_request(enum protocol_op op, char *const *devices, size_t n) {
@@ -123,6 +159,7 @@ int cmd_probe_devices(const struct wipectl_options *opts, char *const *devices, 
 
 static int cmd_probe_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc, char **argv) {
         _cleanup_json_ struct json_object *result = NULL;
+        _cleanup_free_ char **absolute = NULL;
         struct json_object *list = NULL;
         bool json = opts->json;
         size_t ndevices;
@@ -137,6 +174,10 @@ static int cmd_probe_exec(const struct cmd_entry *self, const struct wipectl_opt
         r = cmd_probe_check(self, devices, ndevices, false);
         if (r >= 0)
                 return r;
+        r = cmd_probe_absolute(devices, ndevices, &absolute);
+        if (r != 0)
+                return r;
+        devices = absolute;
 
         r = cmd_probe_devices(opts, devices, ndevices, &result);
         if (r != WIPECTL_EXIT_OK)

@@ -85,60 +85,28 @@ static void cmd_wipe_describe(const struct cmd_wipe_settings *w, const char *def
                         percent, w->verify ? "" : " (the daemon's default)");
 }
 
-/* Whether key has the same value (or is absent) in a and b. */
-static bool cmd_wipe_same_field(struct json_object *a, struct json_object *b, const char *key) {
-        struct json_object *va = NULL, *vb = NULL;
-
-        json_object_object_get_ex(a, key, &va);
-        json_object_object_get_ex(b, key, &vb);
-        return json_object_equal(va, vb) != 0;
-}
-
-/* Whether two PROBE objects name the same device: the same node and the same identity where it
- * tells one device from another (numbers, size, model, serial, WWN, a loop device's backing
- * file). Links and flags may change without the device changing. */
-static bool cmd_wipe_same_device(struct json_object *a, struct json_object *b) {
-        static const char *const keys[] = {
-                "node", "major", "minor", "size", "logical_sector", "vendor", "model", "serial", "wwn",
-        };
-        static const char *const loop_keys[] = { "backing_file", "backing_inode", "backing_device" };
-        struct json_object *ia = NULL, *ib = NULL, *la = NULL, *lb = NULL;
-
-        if (!cmd_wipe_same_field(a, b, "node") || !json_object_object_get_ex(a, "identity", &ia) ||
-            !json_object_object_get_ex(b, "identity", &ib) || !ia || !ib)
-                return false;
-        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-                if (!cmd_wipe_same_field(ia, ib, keys[i]))
-                        return false;
-        json_object_object_get_ex(ia, "loop", &la);
-        json_object_object_get_ex(ib, "loop", &lb);
-        if (!la || !lb)
-                return !la && !lb;
-        for (size_t i = 0; i < sizeof(loop_keys) / sizeof(loop_keys[0]); i++)
-                if (!cmd_wipe_same_field(la, lb, loop_keys[i]))
-                        return false;
-        return true;
-}
-
 /* Ask before destroying data, on a terminal (the caller has dealt with --yes and with a standard
  * input that is not one). The daemon probes the devices first: if it would refuse one, say why
  * and ask nothing; else show one line per device and read the answer, which must be exactly
- * "yes" (anything else, end of file included, refuses). Then probe again, so that a device that
- * changed while the question was on the screen (another disk plugged in under the same name) is
- * not wiped. Returns 0 to go on, or an exit status. */
+ * "yes" (anything else, end of file included, refuses). What was shown is what is wiped: the
+ * caller submits each device with the identity shown here (*confirmed: {"devices":[PROBE...]}),
+ * and the daemon refuses any device that is not that one when it opens it, so that another disk
+ * plugged in under the same name, or a link flipped meanwhile, is never wiped. Returns 0 to go
+ * on, or an exit status. */
 static int cmd_wipe_confirm(const struct wipectl_options *opts, const struct cmd_wipe_settings *w, char **devices,
-                            size_t n) {
-        _cleanup_json_ struct json_object *shown = NULL, *now = NULL, *version = NULL;
+                            size_t n, struct json_object **confirmed) {
+        _cleanup_json_ struct json_object *shown = NULL, *version = NULL;
         _cleanup_free_ char *answer = NULL;
         const char *def_method = NULL, *def_verify = NULL;
         struct client c = CLIENT_INIT;
-        struct json_object *list = NULL, *list_now = NULL;
+        struct json_object *list = NULL;
         size_t size = 0;
         ssize_t len;
         char line[2048];
         int r;
 
-        /* Each probe on a connection of its own: the user may take minutes to answer, and the
+        *confirmed = NULL;
+        /* The probe on a connection of its own: the user may take minutes to answer, and the
          * submission opens another. */
         r = cmd_probe_devices(opts, devices, n, &shown);
         if (r != WIPECTL_EXIT_OK)
@@ -173,32 +141,35 @@ static int cmd_wipe_confirm(const struct wipectl_options *opts, const struct cmd
                 wipectl_error("wipe: not confirmed; nothing was wiped");
                 return WIPECTL_EXIT_FAILURE;
         }
-
-        r = cmd_probe_devices(opts, devices, n, &now);
-        if (r != WIPECTL_EXIT_OK)
-                return r;
-        json_object_object_get_ex(now, "devices", &list_now);
-        if (cmd_probe_refused(list_now))
-                return WIPECTL_EXIT_REFUSED;
-        for (size_t i = 0; i < n; i++) {
-                struct json_object *a = json_object_array_get_idx(list, i), *b = json_object_array_get_idx(list_now, i);
-
-                if (!cmd_wipe_same_device(a, b)) {
-                        wipectl_error("%s: changed since it was shown (now %s); nothing was wiped", devices[i],
-                                      output_device_summary(b, line, sizeof(line)));
-                        return WIPECTL_EXIT_FAILURE;
-                }
-        }
+        *confirmed = TAKE_PTR(shown);
         return WIPECTL_EXIT_OK;
 }
 
 /* Build the submit request; NULL on ENOMEM. Only what the command line gave is sent: the daemon
- * owns the defaults (method random, verify sample, a random seed). */
-static struct json_object *cmd_wipe_request(char **devices, size_t n, const struct cmd_wipe_settings *w) {
+ * owns the defaults (method random, verify sample, a random seed). With confirmed (the probe the
+ * user said yes to), each device goes with the identity shown, as "expect". */
+static struct json_object *cmd_wipe_request(char **devices, size_t n, const struct cmd_wipe_settings *w,
+                                            struct json_object *confirmed) {
         _cleanup_json_ struct json_object *req = cmd_probe_request(PROTOCOL_OP_SUBMIT, devices, n);
+        struct json_object *list = NULL;
 
         if (!req)
                 return NULL;
+        if (confirmed && json_object_object_get_ex(confirmed, "devices", &list)) {
+                struct json_object *expect = json_object_new_array();
+
+                if (!expect || json_object_object_add(req, "expect", expect) < 0) {
+                        json_object_put(expect);
+                        return NULL;
+                }
+                for (size_t i = 0; i < n; i++) {
+                        struct json_object *id = NULL;
+
+                        json_object_object_get_ex(json_object_array_get_idx(list, i), "identity", &id);
+                        if (json_object_array_add(expect, json_object_get(id)) < 0)
+                                return NULL;
+                }
+        }
         if (w->cipher && json_object_object_add(req, "cipher", json_object_new_string(w->cipher)) < 0)
                 return NULL;
         if (w->method && json_object_object_add(req, "method", json_object_new_string(w->method->name)) < 0)
@@ -369,9 +340,10 @@ static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv,
 }
 
 static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc, char **argv) {
-        _cleanup_json_ struct json_object *request = NULL, *reply = NULL;
+        _cleanup_json_ struct json_object *request = NULL, *reply = NULL, *confirmed = NULL;
         _cleanup_free_ int64_t *ids = NULL;
         _cleanup_free_ struct pass *passes = NULL;
+        _cleanup_free_ char **absolute = NULL;
         struct cmd_wipe_settings w = {};
         struct client c = CLIENT_INIT;
         bool yes = false, no_wait = false;
@@ -388,18 +360,22 @@ static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_opti
         r = cmd_probe_check(self, devices, ndevices, true);
         if (r >= 0)
                 return r;
+        r = cmd_probe_absolute(devices, ndevices, &absolute);
+        if (r != 0)
+                return r;
+        devices = absolute;
 
         if (!yes && !isatty(STDIN_FILENO)) {
                 wipectl_error("wipe: standard input is not a terminal: refusing to wipe without --yes");
                 return WIPECTL_EXIT_USAGE;
         }
         if (!yes) {
-                r = cmd_wipe_confirm(opts, &w, devices, ndevices);
+                r = cmd_wipe_confirm(opts, &w, devices, ndevices, &confirmed);
                 if (r != WIPECTL_EXIT_OK)
                         return r;
         }
 
-        request = cmd_wipe_request(devices, ndevices, &w);
+        request = cmd_wipe_request(devices, ndevices, &w, confirmed);
         if (!request) {
                 wipectl_error("wipe: out of memory");
                 return WIPECTL_EXIT_FAILURE;

@@ -159,6 +159,11 @@ bool cmd_probe_refused(struct json_object *list);
  * PROTOCOL_DEVICES_MAX, none empty and, with distinct, none named twice. Returns -1 when they
  * are fine, or the exit status of the usage error it reported. */
 int cmd_probe_check(const struct cmd_entry *self, char *const *devices, size_t n, bool distinct);
+/* The device paths as the daemon must get them: absolute. A relative path is joined to this
+ * process's working directory, where the user typed it (the daemon's is another, and it refuses
+ * relative paths). Returns 0 with *ret one malloc'd block (free() it) holding n strings, or an
+ * exit status after printing one line. */
+int cmd_probe_absolute(char *const *devices, size_t n, char ***ret);
 /* Build {"op":op,"devices":[devices[n]]}: the probe request, and the start of wipe's submit.
  * NULL on ENOMEM; the caller owns the result. */
 struct json_object *cmd_probe_request(enum protocol_op op, char *const *devices, size_t n);

@@ -98,13 +98,31 @@ static struct json_object *op_version(struct request_ctx *c) {
         return r;
 }
 
+/* A device path that is not absolute: it would name a device relative to the daemon's working
+ * directory, not the client's (wipectl sends absolute paths). */
+static struct json_object *relative_path(struct request_ctx *c, const char *field, const char *path) {
+        if (strlen(path) >= PATH_MAX)
+                return bad_field(c, field, "holds a path longer than PATH_MAX");
+        return protocol_reply_error(c->req->id, -EINVAL, "%s: \"%s\": \"%.256s\" is not an absolute path (a relative "
+                                    "path would be resolved in the daemon's working directory, not yours)",
+                                    protocol_op_name(c->req->op), field, path);
+}
+
 /* The "devices" field: true with the borrowed strings in *ret (free the array), or false with an
  * error reply (NULL on ENOMEM) in *reply. */
 static bool request_devices(struct request_ctx *c, const char ***ret, size_t *n, struct json_object **reply) {
         int k = protocol_get_string_array(c->req->obj, "devices", PROTOCOL_DEVICES_MAX, ret, n);
 
-        if (k == 0)
+        if (k == 0) {
+                for (size_t i = 0; i < *n; i++)
+                        if ((*ret)[i][0] != '/' || strlen((*ret)[i]) >= PATH_MAX) {
+                                *reply = relative_path(c, "devices", (*ret)[i]);
+                                free(*ret);
+                                *ret = NULL;
+                                return false;
+                        }
                 return true;
+        }
         *reply = k == -ENOENT ? bad_field(c, "devices", "is required") :
                  k == -ENOMEM ? NULL : bad_field(c, "devices", "must be an array of 1 to 256 device paths");
         return false;
@@ -161,10 +179,34 @@ static struct json_object *parse_tuning(struct request_ctx *c, struct job_reques
         return NULL;
 }
 
+/* The "expect" field of a submit: for each device, the identity the client showed and had
+ * confirmed; the daemon refuses a device that is not that one when it opens it (ESTALE). NULL
+ * with *ret set (NULL when absent: nothing is compared), or an error reply. */
+static struct json_object *parse_expect(struct request_ctx *c, size_t n, struct json_object ***ret) {
+        struct json_object *a = NULL;
+        char err[128];
+
+        *ret = NULL;
+        if (!json_object_object_get_ex(c->req->obj, "expect", &a))
+                return NULL;
+        if (!a || !json_object_is_type(a, json_type_array) || json_object_array_length(a) != n)
+                return bad_field(c, "expect", "must be an array of one identity per device");
+        for (size_t i = 0; i < n; i++)
+                if (device_expect_check(json_object_array_get_idx(a, i), err, sizeof(err)) < 0)
+                        return protocol_reply_error(c->req->id, -EINVAL, "submit: \"expect\" entry %zu %s", i + 1, err);
+        *ret = calloc(n, sizeof(**ret));
+        if (!*ret)
+                return protocol_reply_error(c->req->id, -ENOMEM, "out of memory");
+        for (size_t i = 0; i < n; i++)
+                (*ret)[i] = json_object_array_get_idx(a, i);
+        return NULL;
+}
+
 static struct json_object *op_submit(struct request_ctx *c) {
         static const char *const fields[] = { "devices", "cipher", "method", "passes", "verify", "seed",
-                                              "queue_depth", "io_size", "max_rate", "max_bad_bytes", NULL };
+                                              "queue_depth", "io_size", "max_rate", "max_bad_bytes", "expect", NULL };
         _cleanup_free_ const char **devices = NULL, **pass_names = NULL;
+        _cleanup_free_ struct json_object **expect = NULL;
         _cleanup_free_ struct job **jobs = NULL;
         _cleanup_free_ struct pass *passes = NULL;
         /* What the request does not say comes from the configuration (wiped(8) CONFIGURATION). */
@@ -234,6 +276,9 @@ static struct json_object *op_submit(struct request_ctx *c) {
                 return bad_field(c, "seed", "only goes with sample verification");
         if ((r = parse_tuning(c, &rq)))
                 return r;
+        if ((r = parse_expect(c, n, &expect)))
+                return r;
+        rq.expect = expect;
 
         jobs = calloc(n, sizeof(*jobs));
         if (!jobs)
@@ -397,8 +442,10 @@ static struct json_object *op_resume(struct request_ctx *c) {
         if ((r = check_fields(c, fields)))
                 return r;
         k = protocol_get_string(c->req->obj, "device", &device);
-        if (k == -EINVAL || (k == 0 && (!*device || strlen(device) >= PATH_MAX)))
+        if (k == -EINVAL || (k == 0 && !*device))
                 return bad_field(c, "device", "must be a device path");
+        if (k == 0 && (device[0] != '/' || strlen(device) >= PATH_MAX))
+                return relative_path(c, "device", device);
         job = request_job(c, &r);
         if (!job)
                 return r;

@@ -123,6 +123,13 @@ void device_probe_done(struct device_probe *p);
 /* Probe, refuse if needed, and open the device O_RDWR|O_EXCL|O_DIRECT|O_CLOEXEC. Returns the fd
  * with *p filled, or -errno with p->refusal_msg (or a message in err) naming the device. */
 int device_open(const char *path, struct device_probe *p, char *err, size_t err_len);
+/* Whether expect is an identity a client confirmed: an object with members of an identity only,
+ * and at least node, major, minor and size. 0, or -EINVAL with what is wrong in err. */
+int device_expect_check(struct json_object *expect, char *err, size_t err_len);
+/* Whether the identity is the one confirmed in expect (node, device number, size, sector sizes,
+ * vendor, model, serial, WWN, partition, loop backing file: the members it has). 0, -ESTALE with
+ * the first difference in what, or -ENOMEM. */
+int device_expect_match(const struct device_identity *id, struct json_object *expect, char *what, size_t what_len);
 /* Every signature libblkid finds on an open device (like wipefs). 0 or -errno. */
 int device_signatures_read(const char *node, struct device_signature **ret, size_t *n);
 void device_signatures_free(struct device_signature *s, size_t n);
@@ -366,6 +373,7 @@ struct job_request {
         uint64_t max_rate;              /* bytes/s, 0: none */
         uint64_t chunk_size;            /* bytes per chunk, 0: CHUNK_SIZE_DEFAULT */
         uint64_t max_bad;               /* bytes of bad sectors before the job fails */
+        struct json_object *const *expect; /* per device: the identity the client confirmed, or NULL */
 };
 
 const char *verify_mode_name(enum verify_mode m);

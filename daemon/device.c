@@ -27,6 +27,7 @@
 #include "daemon-config.h"
 #include "daemon.h"
 #include "protocol.h"
+#include "utf8.h"
 
 /* A small set of device numbers. */
 struct devset {
@@ -81,7 +82,8 @@ static char *sysfs_read(dev_t d, const char *attr) {
 
                 while (*p == ' ')
                         p++;
-                return *p ? strdup(p) : NULL;
+                /* Model and serial strings come from the device's firmware: any bytes. */
+                return *p ? utf8_sanitize(strdup(p)) : NULL;
         }
 }
 
@@ -276,7 +278,7 @@ static char *mount_find(const struct devset *set, dev_t *which) {
                 d = mount_device(field[2], source);
                 if (d && devset_has(set, d)) {
                         unescape(field[4]);
-                        found = strdup(field[4]);
+                        found = utf8_sanitize(strdup(field[4]));
                         *which = d;
                 }
         }
@@ -436,7 +438,7 @@ static void udev_read(dev_t d, struct udev_props *u) {
                         char **dst = (char **) ((char *) u + keys[i].off);
 
                         if (strncmp(line, keys[i].key, kl) == 0 && !*dst && line[kl])
-                                *dst = strdup(line + kl);
+                                *dst = utf8_sanitize(strdup(line + kl));
                 }
                 if (strncmp(line, "S:", 2) == 0) {
                         char **v = realloc(u->links, (n + 2) * sizeof(*v));
@@ -444,7 +446,7 @@ static void udev_read(dev_t d, struct udev_props *u) {
                         if (!v)
                                 continue;
                         u->links = v;
-                        if (asprintf(&v[n], "/dev/%s", line + 2) >= 0)
+                        if (asprintf(&v[n], "/dev/%s", line + 2) >= 0 && (v[n] = utf8_sanitize(v[n])))
                                 n++;
                         v[n] = NULL;
                 }
@@ -480,7 +482,7 @@ static char **by_id_links(const char *node) {
                 if (!nv)
                         break;
                 v = nv;
-                v[n] = strdup(path);
+                v[n] = utf8_sanitize(strdup(path));
                 if (v[n])
                         n++;
                 v[n] = NULL;
@@ -515,8 +517,10 @@ static char *transport_of(const struct device_identity *id, const char *bus) {
         return bus ? strdup(bus) : NULL;
 }
 
+/* Strings from devices (labels, names, firmware strings) are any bytes: they are kept as valid
+ * UTF-8, so that what they show in a reply, a record or a report is JSON text. */
 static char *dup_or_null(const char *s) {
-        return s && *s ? strdup(s) : NULL;
+        return s && *s ? utf8_sanitize(strdup(s)) : NULL;
 }
 
 /* Fill the identity of the block device node (rdev) from an O_RDONLY fd, sysfs, udev, libblkid. */
@@ -565,7 +569,7 @@ static void identity_read(struct device_identity *id, int fd, const char *node, 
                 _cleanup_free_ char *bf = sysfs_read(rdev, "loop/backing_file");
 
                 id->is_loop = true;
-                id->backing_file = bf ? TAKE_PTR(bf) : strndup((const char *) li.lo_file_name, LO_NAME_SIZE);
+                id->backing_file = bf ? TAKE_PTR(bf) : utf8_sanitize(strndup((const char *) li.lo_file_name, LO_NAME_SIZE));
                 id->backing_inode = li.lo_inode;
                 id->backing_dev = (dev_t) li.lo_device;
         }
@@ -632,7 +636,7 @@ static char *probe_value(blkid_probe pr, const char *name) {
 
         if (blkid_probe_lookup_value(pr, name, &v, NULL) < 0 || !v || !*v)
                 return NULL;
-        return strdup(v);
+        return dup_or_null(v);
 }
 
 /* Every signature on the device open at fd, as wipefs lists them. 0 or -errno. */
@@ -746,7 +750,7 @@ static void partitions_scan(struct device_probe *p, int fd, const struct part_no
                 dp->start = (uint64_t) blkid_partition_get_start(par) * 512;
                 dp->size = (uint64_t) blkid_partition_get_size(par) * 512;
                 if (blkid_partition_get_type_string(par))
-                        dp->type = strdup(blkid_partition_get_type_string(par));
+                        dp->type = dup_or_null(blkid_partition_get_type_string(par));
                 else {
                         snprintf(buf, sizeof(buf), "0x%x", (unsigned) blkid_partition_get_type(par));
                         dp->type = strdup(buf);
@@ -1065,6 +1069,15 @@ int device_probe(const char *path, struct device_probe *p) {
                 p->refusal = -e;
                 return 0;
         }
+        /* A name that is not UTF-8 could not even be shown in a reply as it is. */
+        if (!utf8_valid(node, strlen(node))) {
+                p->refusal = -EINVAL;
+                p->id.node = utf8_sanitize_dup(node);
+                if (asprintf(&p->refusal_msg, "%s: refusing: the device's name is not valid UTF-8",
+                             p->id.node ? p->id.node : path) < 0)
+                        return -ENOMEM;
+                return 0;
+        }
         if (stat(node, &st) < 0) {
                 p->refusal = -errno;
                 p->id.node = strdup(node);
@@ -1181,13 +1194,101 @@ int device_open(const char *path, struct device_probe *p, char *err, size_t err_
                         snprintf(err, err_len, "%s: cannot open: %s", p->id.node, strerror(-r));
                 return r;
         }
-        /* The node we opened must be the device we probed (a name can be swapped in between). */
+        /* The node we opened must be the device we probed (a name can be swapped in between, a
+         * loop device detached and attached to another file): what it is, read again through the
+         * descriptor we hold. Held exclusively, a loop device keeps its backing file. */
         if (fstat(fd, &st) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != p->id.rdev ||
             ioctl(fd, BLKGETSIZE64, &size) < 0 || size != p->id.size) {
                 snprintf(err, err_len, "%s: refusing: the device changed while it was being opened", p->id.node);
                 return -ESTALE;
         }
+        {
+                struct device_identity now = {};
+                const char *what = NULL;
+                bool same;
+
+                identity_read(&now, fd, p->id.node, st.st_rdev);
+                if (!now.node || !now.name) {
+                        device_identity_done(&now);
+                        snprintf(err, err_len, "%s: cannot open: out of memory", p->id.node);
+                        return -ENOMEM;
+                }
+                same = device_identity_same(&p->id, &now, true, &what);
+                device_identity_done(&now);
+                if (!same) {
+                        snprintf(err, err_len, "%s: refusing: the device changed while it was being opened (%s)",
+                                 p->id.node, what);
+                        return -ESTALE;
+                }
+        }
         return TAKE_FD(fd);
+}
+
+/* The identity fields a confirmation is held to: what names one device and cannot change while it
+ * stays the same device. Links, flags and topology may change; they are not compared. */
+static const char *const expect_compared[] = {
+        "node", "major", "minor", "size", "logical_sector", "physical_sector", "vendor", "model", "serial", "wwn",
+        "partition", "loop",
+};
+/* Every member an identity has (device_identity_json()); an expectation holds only these. */
+static const char *const expect_known[] = {
+        "node", "name", "major", "minor", "size", "logical_sector", "physical_sector", "minimum_io", "optimal_io",
+        "alignment_offset", "rotational", "removable", "read_only", "transport", "vendor", "model", "serial", "wwn",
+        "by_id", "partition", "loop",
+};
+
+int device_expect_check(struct json_object *expect, char *err, size_t err_len) {
+        static const char *const required[] = { "node", "major", "minor", "size" };
+
+        if (!json_object_is_type(expect, json_type_object)) {
+                snprintf(err, err_len, "must be an identity object (as probe returns it)");
+                return -EINVAL;
+        }
+        json_object_object_foreach(expect, key, val) {
+                bool known = false;
+
+                (void) val;
+                for (size_t i = 0; !known && i < sizeof(expect_known) / sizeof(expect_known[0]); i++)
+                        known = strcmp(key, expect_known[i]) == 0;
+                if (!known) {
+                        snprintf(err, err_len, "has an unknown member \"%.64s\"", key);
+                        return -EINVAL;
+                }
+        }
+        for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
+                struct json_object *v = NULL;
+
+                if (!json_object_object_get_ex(expect, required[i], &v) || !v ||
+                    !json_object_is_type(v, strcmp(required[i], "node") == 0 ? json_type_string : json_type_int)) {
+                        snprintf(err, err_len, "needs \"%s\"", required[i]);
+                        return -EINVAL;
+                }
+        }
+        return 0;
+}
+
+int device_expect_match(const struct device_identity *id, struct json_object *expect, char *what, size_t what_len) {
+        _cleanup_json_ struct json_object *now = device_identity_json(id);
+
+        if (!now)
+                return -ENOMEM;
+        for (size_t i = 0; i < sizeof(expect_compared) / sizeof(expect_compared[0]); i++) {
+                const char *k = expect_compared[i];
+                struct json_object *want = NULL, *got = NULL;
+
+                /* Absent: not compared (a client that knows less); null: there must be none. */
+                if (!json_object_object_get_ex(expect, k, &want))
+                        continue;
+                json_object_object_get_ex(now, k, &got);
+                if (!json_object_equal(want, got)) {
+                        const char *w = want ? json_object_to_json_string_ext(want, JSON_C_TO_STRING_PLAIN) : "null";
+
+                        snprintf(what, what_len, "its %s is %s, not %.200s as confirmed", k,
+                                 got ? json_object_to_json_string_ext(got, JSON_C_TO_STRING_PLAIN) : "null", w);
+                        return -ESTALE;
+                }
+        }
+        return 0;
 }
 
 /* JSON renderings: see wipectl(1) for the schema. */

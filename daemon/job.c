@@ -574,6 +574,21 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
                         device_probe_done(&probe);
                         break;
                 }
+                if (rq->expect && rq->expect[i]) {
+                        char what[320];
+
+                        r = device_expect_match(&probe.id, rq->expect[i], what, sizeof(what));
+                        if (r < 0) {
+                                if (r == -ESTALE)
+                                        snprintf(err, err_len, "%s: refusing: not the device that was confirmed: %s",
+                                                 probe.id.node, what);
+                                else
+                                        snprintf(err, err_len, "%s: cannot compare: %s", probe.id.node, strerror(-r));
+                                device_probe_done(&probe);
+                                close(fd);
+                                break;
+                        }
+                }
                 made[i] = job_new(devices[i], &probe, rq, pool_io_size(pool), pool, &r);
                 device_probe_done(&probe);
                 if (!made[i]) {

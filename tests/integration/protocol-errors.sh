@@ -36,8 +36,43 @@ expect_error '{"id":1,"op":"submit","devices":["'"$TEST_DIR"'/plain-file"]}' ENO
 expect_error '{"id":1,"op":"submit","devices":["/dev/does-not-exist"]}' ENOENT
 expect_error '{"id":1,"op":"status","jobs":[12345]}' ESRCH
 expect_error '{"id":1,"op":"status","jobs":[-3]}' EINVAL
-# json-c saturates integers past 2^64-1; the daemon then names the id it read.
-expect_error '{"id":1,"op":"cancel","job":99999999999999999999}' ESRCH
+# json-c saturates integers past 2^64-1 without a word: the daemon finds them in the text and
+# refuses them (EINVAL, naming the field), whatever the field; null is a type error, not a default.
+expect_error '{"id":1,"op":"cancel","job":99999999999999999999}' EINVAL
+for field in max_rate seed queue_depth io_size max_bad_bytes; do
+        expect_error '{"id":1,"op":"submit","devices":["'"$dev"'"],"verify":"sample","'$field'":18446744073709551616}' EINVAL
+        reply=$(request '{"id":1,"op":"submit","devices":["'"$dev"'"],"verify":"sample","'$field'":18446744073709551616}')
+        echo "$reply" | jq -r .error.message | grep -q "\"$field\": 18446744073709551616 is out of range" ||
+                fail "$field at 2^64: $reply"
+        expect_error '{"id":1,"op":"submit","devices":["'"$dev"'"],"verify":"sample","'$field'":null}' EINVAL
+done
+expect_error '{"id":1,"op":"submit","devices":["'"$dev"'"],"max_rate":-1}' EINVAL
+expect_error '{"id":1,"op":"submit","devices":["'"$dev"'"],"cipher":null}' EINVAL
+expect_error '{"id":1,"op":"status","jobs":null}' EINVAL
+expect_error '{"id":1,"op":"watch","interval_ms":null}' EINVAL
+expect_error '{"id":1,"op":"report","job":1,"keys":null}' EINVAL
+# Device paths are absolute: a relative one would be resolved in the daemon's working directory.
+expect_error '{"id":1,"op":"probe","devices":["loop0"]}' EINVAL
+expect_error '{"id":1,"op":"submit","devices":["'"${dev#/}"'"]}' EINVAL
+expect_error '{"id":1,"op":"submit","devices":["./disk"]}' EINVAL
+expect_error '{"id":1,"op":"resume","job":1,"device":"dev/loop0"}' EINVAL
+reply=$(request '{"id":1,"op":"probe","devices":["loop0"]}')
+echo "$reply" | jq -r .error.message | grep -q '"loop0" is not an absolute path' || fail "relative probe: $reply"
+# Not strict UTF-8 (overlong forms, surrogates, past U+10FFFF, escaped lone surrogates): malformed,
+# and no reply ever echoes such bytes (every reply line is valid UTF-8, so valid JSON text).
+for bytes in '\xc0\xaf' '\xed\xa0\x80' '\xf4\x90\x80\x80' '\xe0\x80\xaf'; do
+        line=$(printf '{"id":9,"op":"probe","devices":["/dev/%b"]}' "$bytes")
+        reply=$(request "$line")
+        [ "$(echo "$reply" | jq -r '"\(.id) \(.error.code)"')" = "9 EBADMSG" ] || fail "bytes $bytes: $reply"
+        echo "$reply" | iconv -f UTF-8 -t UTF-8 > /dev/null 2>&1 || fail "bytes $bytes: the reply is not valid UTF-8"
+done
+expect_error "$(printf '{"id":1,"op":"probe","devices":["/dev/\xff"]}')" EBADMSG
+expect_error '{"id":1,"op":"probe","devices":["/dev/\ud800"]}' EBADMSG
+expect_error '{"id":1,"op":"probe","devices":["/dev/\udc00"]}' EBADMSG
+# A message that echoes a path cut in the middle of a character is still valid UTF-8.
+long="/dev/$(printf 'x%.0s' $(seq 250))é"
+reply=$(request '{"id":1,"op":"submit","devices":["'"$long"'"],"method":"'"$(printf 'é%.0s' $(seq 40))"'"}')
+echo "$reply" | iconv -f UTF-8 -t UTF-8 > /dev/null 2>&1 || fail "cut message: the reply is not valid UTF-8: $reply"
 expect_error '{"id":1,"op":"cancel","job":1e400}' EINVAL
 expect_error '{"id":1,"op":"cancel"}' EINVAL
 expect_error '{"id":1,"op":"report","job":1,"keys":"yes"}' EINVAL
