@@ -60,6 +60,9 @@ static int cmd_control_run(const struct cmd_entry *self, const struct wipectl_op
                                 continue;
                         }
                 }
+                /* A pause is answered at once; the job is paused once its device is closed. */
+                if (op == PROTOCOL_OP_PAUSE && (r = watch_until_stopped(opts, reply)) != WIPECTL_EXIT_OK && status == WIPECTL_EXIT_OK)
+                        status = r;
                 if (op == PROTOCOL_OP_FORGET) {
                         if (!opts->json)
                                 printf("job %" PRId64 ": forgotten\n", id);

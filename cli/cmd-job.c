@@ -186,7 +186,8 @@ static int cmd_job_list_exec(const struct cmd_entry *self, const struct wipectl_
 
 static int cmd_job_cancel_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc,
                                char **argv) {
-        _cleanup_json_ struct json_object *request = NULL;
+        _cleanup_json_ struct json_object *request = NULL, *reply = NULL, *result = NULL;
+        struct client c = CLIENT_INIT;
         int r;
 
         r = cmd_options(self, argc, argv, NULL, NULL);
@@ -195,7 +196,20 @@ static int cmd_job_cancel_exec(const struct cmd_entry *self, const struct wipect
         request = cmd_job_one(self, PROTOCOL_OP_CANCEL, argc, argv, &r);
         if (!request)
                 return r;
-        return cmd_job_run(opts, request, OUTPUT_JOB, NULL);
+        r = client_connect_call(&c, opts->socket_path, request, &reply);
+        if (r != WIPECTL_EXIT_OK)
+                return r;
+        client_close(&c);
+        result = output_from_reply(reply);
+        if (!result) {
+                wipectl_error("cancel: out of memory");
+                return WIPECTL_EXIT_FAILURE;
+        }
+        /* The reply comes at once; the job ends when its I/Os in flight have completed. */
+        r = watch_until_stopped(opts, result);
+        if (r != WIPECTL_EXIT_OK)
+                return r;
+        return output_print(OUTPUT_JOB, result, opts->json);
 }
 
 /* Read the report file path ("-": standard input) into *text. 0, -EFBIG (more than

@@ -327,6 +327,18 @@ static void output_report_device(struct json_object *rep) {
         else {
                 printf("  Signatures after (fresh libblkid probe after the wipe):\n");
                 output_signatures_text(after, "    ");
+                /* Each was compared with what the last pass wrote there. */
+                for (size_t i = 0; i < json_object_array_length(after); i++) {
+                        struct json_object *sig = json_object_array_get_idx(after, i), *m = NULL;
+                        char type[128];
+
+                        if (!json_object_object_get_ex(sig, "matches_last_pass", &m) || !json_object_is_type(m, json_type_boolean))
+                                continue;
+                        printf("    %s at offset %" PRId64 ": %s\n", output_escape(output_get_string(sig, "type", "?"), false, type, sizeof(type)),
+                               output_get_int(sig, "offset", -1), json_object_get_boolean(m) ?
+                               "the bytes there are those the last pass wrote (a chance match)" :
+                               "not what the last pass wrote: something else wrote to the device");
+                }
         }
 }
 
@@ -395,14 +407,16 @@ static void output_report_standard(struct json_object *rep) {
 /* "Interruptions:" and resumes, when the report counts them. */
 static void output_report_interruptions(struct json_object *rep) {
         int64_t stops = output_get_int(rep, "interruptions", -1), resumes = output_get_int(rep, "resumes", -1);
+        int64_t pauses = output_get_int(rep, "pauses", 0);
 
         if (stops < 0 && resumes < 0)
                 return;
-        if (stops <= 0 && resumes <= 0) {
+        if (stops <= 0 && resumes <= 0 && pauses <= 0) {
                 printf("  Interruptions: none\n");
                 return;
         }
-        printf("  Interruptions: %" PRId64 ", resumed %" PRId64 " time%s\n", stops > 0 ? stops : 0,
+        printf("  Interruptions: %" PRId64 " (the daemon stopped), paused %" PRId64 " time%s, resumed %" PRId64
+               " time%s\n", stops > 0 ? stops : 0, pauses > 0 ? pauses : 0, pauses == 1 ? "" : "s",
                resumes > 0 ? resumes : 0, resumes == 1 ? "" : "s");
 }
 

@@ -227,7 +227,8 @@ void output_table_done(struct output_table *t) {
 
 /* Fill row r of the jobs table from job. */
 static void output_job_cells(struct output_table *t, size_t r, struct json_object *job) {
-        struct json_object *identity = NULL;
+        struct json_object *identity = NULL, *v = NULL;
+        bool stopping;
         struct output_job_text x;
         char id[OUTPUT_CELL];
 
@@ -235,7 +236,10 @@ static void output_job_cells(struct output_table *t, size_t r, struct json_objec
         output_job_text(job, &x);
         snprintf(output_table_cell(t, r, 0), OUTPUT_CELL, "%" PRId64, output_get_int(job, "id", -1));
         output_escape(output_get_string(job, "device", "?"), false, output_table_cell(t, r, 1), OUTPUT_CELL);
-        snprintf(output_table_cell(t, r, 2), OUTPUT_CELL, "%s", output_get_string(job, "state", "?"));
+        /* Asked to stop, its device not closed yet. */
+        stopping = json_object_object_get_ex(job, "stopping", &v) && json_object_is_type(v, json_type_boolean) &&
+                   json_object_get_boolean(v);
+        snprintf(output_table_cell(t, r, 2), OUTPUT_CELL, "%s", stopping ? "stopping" : output_get_string(job, "state", "?"));
         output_escape(output_get_string(job, "method", "-"), false, output_table_cell(t, r, 3), OUTPUT_CELL);
         snprintf(output_table_cell(t, r, 4), OUTPUT_CELL, "%s", x.phase);
         snprintf(output_table_cell(t, r, 5), OUTPUT_CELL, "%s", x.percent);

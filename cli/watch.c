@@ -343,6 +343,25 @@ int watch_outcome(struct json_object *status) {
                 const char *state = output_get_string(job, "state", "");
                 char err[1024];
 
+                struct json_object *verify = NULL;
+                const char *check = json_object_object_get_ex(job, "verify", &verify) ?
+                                    output_get_string(verify, "result", "") : "";
+
+                /* A later verification that did not complete leaves the job as the wipe left it:
+                 * the wait for it still fails as the check did. */
+                if ((strcmp(state, "done") == 0 || strcmp(state, "done-with-errors") == 0) &&
+                    (strcmp(check, "cancelled") == 0 || strcmp(check, "interrupted") == 0 || strcmp(check, "error") == 0)) {
+                        wipectl_error("job %" PRId64 ": %s: verifying again %s; the job stays %s", output_get_int(job, "id", -1),
+                                      output_get_string(job, "node", "?"), strcmp(check, "error") == 0 ? "failed (I/O error)" :
+                                      strcmp(check, "cancelled") == 0 ? "was cancelled" : "was interrupted", state);
+                        if (strcmp(check, "cancelled") == 0)
+                                cancelled = true;
+                        else if (strcmp(check, "interrupted") == 0)
+                                interrupted = true;
+                        else
+                                failed = true;
+                        continue;
+                }
                 if (strcmp(state, "cancelled") == 0)
                         cancelled = true;
                 else if (strcmp(state, "failed") == 0)
@@ -422,4 +441,70 @@ int watch_finish(struct client *c, const struct wipectl_options *opts, bool no_w
         if (opts->json && output_print(OUTPUT_JOBS, status, true) != WIPECTL_EXIT_OK)
                 return WIPECTL_EXIT_FAILURE;
         return watch_outcome(status);
+}
+
+/* Whether a JOB object says the job was asked to stop and has not stopped yet. */
+static bool watch_job_stopping(struct json_object *job) {
+        struct json_object *v = NULL;
+
+        return json_object_object_get_ex(job, "stopping", &v) && json_object_is_type(v, json_type_boolean) &&
+               json_object_get_boolean(v);
+}
+
+int watch_until_stopped(const struct wipectl_options *opts, struct json_object *holder) {
+        _cleanup_json_ struct json_object *request = NULL, *reply = NULL;
+        struct client c = CLIENT_INIT;
+        struct json_object *job = NULL, *jobs = NULL;
+        int64_t id;
+        int r;
+
+        if (!json_object_object_get_ex(holder, "job", &job) || !watch_job_stopping(job))
+                return WIPECTL_EXIT_OK;
+        id = output_get_int(job, "id", -1);
+        request = watch_request(&id, 1, 0);
+        if (!request) {
+                wipectl_error("out of memory");
+                return WIPECTL_EXIT_FAILURE;
+        }
+        /* Its state events: the one that comes once it stopped (device closed) ends the wait. */
+        r = client_connect_call(&c, opts->socket_path, request, &reply);
+        if (r != WIPECTL_EXIT_OK)
+                return r;
+        if (json_object_object_get_ex(reply, "jobs", &jobs) && json_object_is_type(jobs, json_type_array) &&
+            json_object_array_length(jobs) == 1)
+                job = json_object_array_get_idx(jobs, 0);
+        else
+                job = NULL;
+        while (job && watch_job_stopping(job)) {
+                _cleanup_json_ struct json_object *event = NULL;
+                struct json_object *list = NULL;
+
+                json_object_put(reply);
+                reply = NULL;
+                r = client_event(&c, -1, NULL, &event, NULL);
+                if (r < 0) {
+                        r = client_translate_errno(&c, r);
+                        client_close(&c);
+                        return r;
+                }
+                if (r == 0)
+                        continue;
+                if (json_object_object_get_ex(event, "job", &job) && json_object_is_type(job, json_type_object)) {
+                        reply = json_object_get(event);
+                        continue;
+                }
+                if (json_object_object_get_ex(event, "jobs", &list) && json_object_is_type(list, json_type_array) &&
+                    json_object_array_length(list) == 1) {
+                        job = json_object_array_get_idx(list, 0);
+                        reply = json_object_get(event);
+                        continue;
+                }
+                job = NULL;
+        }
+        client_close(&c);
+        if (!job) {
+                wipectl_error("%s: watch: no news of job %" PRId64, opts->socket_path, id);
+                return WIPECTL_EXIT_FAILURE;
+        }
+        return json_object_object_add(holder, "job", json_object_get(job)) < 0 ? WIPECTL_EXIT_FAILURE : WIPECTL_EXIT_OK;
 }

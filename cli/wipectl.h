@@ -370,6 +370,10 @@ int watch_outcome(struct json_object *status);
 /* Tell how to reach the jobs after Ctrl-C: one line on stderr, naming the jobs still running in
  * status ({"jobs":[JOB...]}), or ids[n] when status is NULL. */
 void watch_detached(struct json_object *status, const int64_t *ids, size_t n);
+/* holder is a reply that holds a JOB as "job" (pause, cancel): when the job is still stopping,
+ * wait on a connection of its own until it has stopped (its device closed) and put the job as it
+ * is then in holder. Returns 0, or an exit status after printing one line. */
+int watch_until_stopped(const struct wipectl_options *opts, struct json_object *holder);
 /* What wipe and verify do after the daemon accepted their jobs ids[n] with reply on the connected
  * client c: with no_wait, print the reply (without "id" and "ok") as kind and return at once;
  * else watch the jobs with the view on stdout (with --json: on stderr if it is a terminal, else

@@ -512,9 +512,10 @@ static struct json_object *op_report(struct request_ctx *c) {
                 return r;
         }
         r = protocol_reply_new(c->req->id);
-        /* An ended job's report is the signed one, as written; keys make a new, unsigned one. */
+        /* An ended job's report is the signed one (written now if it was not yet); keys make a new,
+         * unsigned one. */
         if (r)
-                json_object_object_add(r, "report", (!keys ? job_report_stored(job) : NULL) ?: job_report_json(job, keys));
+                json_object_object_add(r, "report", job_report(job, keys));
         if (keys)
                 log_info("job %" PRIu64 ": keys disclosed to uid %u (pid %d)", job->id, (unsigned) c->peer->uid, (int) c->peer->pid);
         return r;

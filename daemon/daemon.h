@@ -92,6 +92,8 @@ struct device_signature {
         char *usage;                    /* filesystem, raid, crypto, partition_table, other */
         char *label, *uuid;             /* NULL when none */
         uint64_t offset;                /* bytes, where its magic is */
+        int written;                    /* after a wipe: 1 when the bytes there are the last pass's own
+                                         * (a chance match), 0 when not, -1 not checked */
 };
 
 struct device_partition {
@@ -172,9 +174,19 @@ enum verify_mode {
 
 #define VERIFY_FIRST_MAX 16             /* mismatching sector offsets kept */
 
+/* How a verification run ended. */
+enum verify_end {
+        VERIFY_END_COMPLETE,            /* every planned byte was compared (passed or failed) */
+        VERIFY_END_CANCELLED,           /* a later verification, cancelled */
+        VERIFY_END_INTERRUPTED,         /* a later verification, stopped by the daemon's stop */
+        VERIFY_END_ERROR,               /* a later verification that could not read (I/O error) */
+        _VERIFY_END_MAX,
+};
+
 /* One verification of one pass. */
 struct verify_result {
-        bool ran;                       /* completed (else never run) */
+        bool ran;                       /* completed (else never run, or ended early: see end) */
+        enum verify_end end;
         enum verify_mode mode;
         double percent;                 /* sample only */
         uint64_t seed, subsections;     /* sample only */
@@ -328,7 +340,12 @@ struct job {
         struct job_event *history;
         size_t n_history;
         char *reason;                   /* why it is interrupted or paused; NULL otherwise */
-        unsigned interruptions, resumes;
+        unsigned interruptions;         /* times the daemon stopped under it (stop, crash, power) */
+        unsigned pauses;                /* times a user paused it */
+        unsigned resumes;               /* times it went on after either */
+        uint64_t superseded_by;         /* a later job started on its device (0: none) */
+        int wipe_error;                 /* the wipe's error, kept while a later verification runs */
+        char *wipe_error_msg;
         bool dirty;                     /* the record on disk is older than the job */
         bool ckpt_queued;               /* a checkpoint waits for the flusher */
 
@@ -343,8 +360,9 @@ struct job {
         uint64_t sample_bytes;          /* bytes_done at the last sample */
         double sample_mono;             /* time of the last sample */
         enum job_state wipe_state;      /* how the wipe ended, while a later verification runs */
-        bool reported;                  /* its report is written (for the end at reported_end) */
-        double reported_end;
+        bool reported;                  /* its report is written (for the end at reported_end and */
+        double reported_end;            /* the verification runs counted in reported_runs) */
+        size_t reported_runs;
         char *report_file;              /* where, once written */
         double ckpt_mono;               /* CLOCK_MONOTONIC of the latest checkpoint request */
         double persist_retry;           /* CLOCK_MONOTONIC: no record write before (after a failure) */
@@ -446,8 +464,12 @@ struct json_object *job_report_from_file(uint64_t id, int *r);
  * reason in err. Free with job_destroy(). */
 struct job *job_from_record(struct json_object *rec, struct pool *pool, char *err, size_t err_len);
 void job_destroy(struct job *job);
-/* The signed report of an ended job as written, or NULL when there is none (yet). */
-struct json_object *job_report_stored(struct job *job);
+/* The report of a job: for one that ended (done, failed, cancelled), the signed report, written
+ * now if it was not yet (a job that shows an end has its signed report); else a report made now,
+ * unsigned. with_keys (root) always makes a new one, unsigned. NULL on ENOMEM. */
+struct json_object *job_report(struct job *job, bool with_keys);
+/* The name of a verification run's result: passed, failed, cancelled, interrupted or error. */
+const char *verify_result_name(const struct verify_result *r);
 /* "idle", or "3 running, 41% overall, ETA 2h13m" (sd_notify STATUS=). */
 void job_summary(char *buf, size_t n);
 /* Update smoothed rates; called by the main loop about twice a second. */
@@ -459,6 +481,20 @@ const char *job_state_name(enum job_state s);
 struct json_object *job_to_json(struct job *job);
 struct json_object *job_report_json(struct job *job, bool with_keys);
 void job_free_all(void);
+
+/* recheck.c: does the device still hold what the job's record says it wrote? */
+#define RECHECK_SAMPLES 128             /* sectors read back at random before a stopped job goes on */
+/* Before a paused or interrupted job goes on, on fd (its device, opened O_DIRECT): the sectors
+ * at the signatures sigs[n] (found when it was opened), its first and last and RECHECK_SAMPLES at
+ * random, wherever the checkpoint says what is there (a pass done there, or the pass before it),
+ * must hold exactly that. 0; -ESTALE with what differs in err; or -errno. */
+int recheck_resume(struct job *job, int fd, const struct device_signature *sigs, size_t n, char *err,
+                   size_t err_len);
+/* After the last pass: sets sigs[i].written for each signature a fresh probe found, from whether
+ * the sector holding its magic is what the last pass wrote (a chance match in the keystream or a
+ * pattern) or not; sectors in bad ranges count as written. Returns 0 when every one is, 1 with the
+ * index of the first that is not in *first, or -errno when one could not be read. */
+int recheck_signatures(struct job *job, int fd, struct device_signature *sigs, size_t n, size_t *first);
 
 /* state.c: job records on disk (STATE_DIR/jobs/ID.json) and the host key that signs reports. */
 #define STATE_RECORD_FORMAT 2

@@ -659,7 +659,7 @@ static int signatures_scan(int fd, struct device_signature **ret, size_t *n_ret)
 
         /* Each call returns the next result of the chains; wipefs walks them the same way. */
         while (blkid_do_probe(pr) == 0 && n < 64) {
-                struct device_signature s = {};
+                struct device_signature s = { .written = -1 };
                 _cleanup_free_ char *off = NULL;
                 struct device_signature *nv;
 
@@ -1357,6 +1357,9 @@ struct json_object *device_signatures_json(const struct device_signature *s, siz
                 json_object_object_add(o, "label", json_str(s[i].label));
                 json_object_object_add(o, "uuid", json_str(s[i].uuid));
                 json_object_object_add(o, "offset", json_object_new_uint64(s[i].offset));
+                /* After a wipe: whether the bytes there are the last pass's own (a chance match). */
+                if (s[i].written >= 0)
+                        json_object_object_add(o, "matches_last_pass", json_object_new_boolean(s[i].written));
                 json_object_array_add(a, o);
         }
         return a;

@@ -224,8 +224,9 @@ enum job_state job_get_state(struct job *job) {
 
 struct job *job_find_active_rdev(dev_t rdev) {
         for (struct job *j = jobs_head; j; j = j->next)
-                /* A paused job holds nothing: its device is closed until it resumes. */
-                if (j->info.rdev == rdev && !atomic_load(&j->finished) && !job_state_is_final(job_get_state(j)))
+                /* Until it settled, a job may still hold its device (a stopping job flushes and closes
+                 * it); a paused job holds nothing: its device is closed until it resumes. */
+                if (j->info.rdev == rdev && !atomic_load(&j->settled))
                         return j;
         return NULL;
 }
@@ -258,6 +259,7 @@ static void job_free(struct job *job) {
         pthread_mutex_destroy(&job->lock);
         free(job->device);
         free(job->error_msg);
+        free(job->wipe_error_msg);
         free(job);
 }
 
@@ -609,6 +611,18 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
                 struct job *job = made[i];
 
                 job->id = jobs_next_id++;
+                /* Earlier jobs on this device: what is on it from now on is this job's. */
+                for (struct job *j = jobs_head; j; j = j->next) {
+                        const char *what;
+
+                        if (j->superseded_by ||
+                            !device_identity_same(&j->info, &job->info, !device_identity_strong(&j->info), &what))
+                                continue;
+                        pthread_mutex_lock(&j->lock);
+                        j->superseded_by = job->id;
+                        j->dirty = true;
+                        pthread_mutex_unlock(&j->lock);
+                }
                 job->started_at = job->wipe_started = rt;
                 job->started_mono = job->sample_mono = mono;
                 pthread_mutex_lock(&job->lock);
@@ -765,11 +779,20 @@ int job_event_add(struct job *job, enum job_event_kind kind, const char *reason,
         return 0;
 }
 
+/* How a later verification that did not complete ended, from the state its run ends in. */
+static enum verify_end reverify_end(enum job_state s) {
+        return s == JOB_CANCELLED ? VERIFY_END_CANCELLED : s == JOB_FAILED ? VERIFY_END_ERROR : VERIFY_END_INTERRUPTED;
+}
+
 /* End run `run` of the job in state s (once per run; later calls, and calls for an older run,
  * do nothing). Closes the device; a job that stops (paused, interrupted) takes its last
- * checkpoint first. */
+ * checkpoint first. The new state is seen (status, watch, a resume or a new job on the device)
+ * only once all of that is done and the job has settled: "paused" means the device is closed.
+ * A later verification that does not complete (cancelled, interrupted, an I/O error) leaves the
+ * job as the wipe left it, and is recorded as a run that ended so. */
 static void job_finish(struct job *job, enum job_state s, unsigned run) {
         enum verify_mode run_verify;
+        enum verify_end end = VERIFY_END_COMPLETE;
         struct ckpt_snap c = {};
         bool reverify, stopped;
         int fd;
@@ -784,27 +807,22 @@ static void job_finish(struct job *job, enum job_state s, unsigned run) {
         atomic_store(&job->finished, true);
         reverify = job->reverify;
         run_verify = job->run_verify;
-        /* A later verification that is interrupted just stops: the job is what the wipe left. */
-        if (reverify && (s == JOB_INTERRUPTED || s == JOB_PAUSED))
+        /* A later verification that found mismatches fails the job (its device no longer holds
+         * what the wipe wrote); one that ended otherwise before the end says nothing of it. */
+        if (reverify && s != JOB_DONE && !(s == JOB_FAILED && job->current.ran)) {
+                end = reverify_end(s);
                 s = job->wipe_state;
+        }
         /* Done but for sectors that could not be written: a distinct end. */
         if (s == JOB_DONE && job->bad_bytes > 0)
                 s = JOB_DONE_ERRORS;
         stopped = s == JOB_INTERRUPTED || s == JOB_PAUSED;
-        job->state = s;
-        job->ended_at = now_realtime();
-        if (!reverify && !stopped) {
-                job->wipe_ended = job->ended_at;
-                job->wipe_work = atomic_load(&job->bytes_done);
-        }
-        if (!reverify)
-                job->wipe_state = s;
         fd = job->fd;
         job->fd = -1;
         pthread_mutex_unlock(&job->lock);
 
         /* Every unit is given back: what is complete is flushed and becomes the checkpoint. */
-        if (fd >= 0 && stopped && ckpt_snapshot(job, &c) == 0) {
+        if (fd >= 0 && stopped && !reverify && ckpt_snapshot(job, &c) == 0) {
                 if (c.kind != STAGE_WRITE || fdatasync(fd) == 0)
                         ckpt_store(job, &c, true);
                 else
@@ -820,24 +838,12 @@ static void job_finish(struct job *job, enum job_state s, unsigned run) {
         if (fd >= 0)
                 close(fd);
 
-        pthread_mutex_lock(&job->lock);
-        if ((s == JOB_DONE || s == JOB_DONE_ERRORS) && !reverify)
-                job->ckpt = (struct job_checkpoint) { .stage = job->n_stages, .bits = job->ckpt.bits,
-                                                      .bytes_done = job->work_total,
-                                                      .bytes_written = written_at(job, job->n_stages, 0),
-                                                      .at = job->ended_at };
-        if (!reverify)
-                (void) job_event_add(job, s == JOB_PAUSED ? JOB_EVENT_PAUSED : s == JOB_INTERRUPTED ?
-                                     JOB_EVENT_INTERRUPTED : JOB_EVENT_ENDED,
-                                     stopped ? job->reason : s == JOB_FAILED ? job->error_msg :
-                                     s == JOB_CANCELLED ? "cancelled" : NULL,
-                                     stopped ? job->ckpt.bytes_done : atomic_load(&job->bytes_done));
-        if (s == JOB_INTERRUPTED && !reverify)
-                job->interruptions++;
-        job->dirty = true;
-        pthread_mutex_unlock(&job->lock);
-
-        if ((s == JOB_DONE || s == JOB_DONE_ERRORS) && reverify)
+        /* Logged before the state is seen: nothing the messages read changes until it settled. */
+        if (end != VERIFY_END_COMPLETE)
+                log_info("job %" PRIu64 ": %s: verifying again (%s) %s; the job stays %s", job->id, job->info.node,
+                         verify_mode_name(run_verify), end == VERIFY_END_CANCELLED ? "cancelled" :
+                         end == VERIFY_END_ERROR ? "failed" : "interrupted", job_state_name(s));
+        else if ((s == JOB_DONE || s == JOB_DONE_ERRORS) && reverify)
                 log_job_event(LOG_INFO, LOG_EVENT_JOB_DONE, job, "job %" PRIu64 ": %s: verified again (%s): passed",
                               job->id, job->info.node, verify_mode_name(run_verify));
         else if (s == JOB_DONE_ERRORS)
@@ -846,8 +852,6 @@ static void job_finish(struct job *job, enum job_state s, unsigned run) {
                               " bytes of bad sectors in %zu range%s, verification %s", job->id, job->info.node,
                               units_size(b, sizeof(b), job->info.size), job->n_passes, job->bad_bytes, job->n_bad,
                               job->n_bad == 1 ? "" : "s", verify_mode_name(job->verify));
-        else if (reverify && job_state_is_final(s) && s != JOB_FAILED)
-                log_info("job %" PRIu64 ": %s: verifying again stopped", job->id, job->info.node);
         else if (s == JOB_DONE)
                 log_job_event(LOG_NOTICE, LOG_EVENT_JOB_DONE, job,
                               "job %" PRIu64 ": %s: done: %s, %u passes written and flushed, verification %s", job->id,
@@ -862,7 +866,54 @@ static void job_finish(struct job *job, enum job_state s, unsigned run) {
                               s == JOB_FAILED ? LOG_EVENT_JOB_FAILED :
                               s == JOB_CANCELLED ? LOG_EVENT_JOB_CANCELLED : LOG_EVENT_JOB_INTERRUPTED,
                               job, "job %" PRIu64 ": %s: %s", job->id, job->info.node, job_state_name(s));
+        pthread_mutex_lock(&job->lock);
+        if (end != VERIFY_END_COMPLETE) {
+                /* The check that was cut short, as such; the wipe's error (if it had one) again. */
+                struct verify_result *v = realloc(job->runs, (job->n_runs + 1) * sizeof(*v));
+
+                job->current.end = end;
+                job->current.at = now_realtime();
+                job->current.coverage = atomic_load(&job->bytes_done);
+                if (v) {
+                        job->runs = v;
+                        job->runs[job->n_runs++] = job->current;
+                }
+                free(job->error_msg);
+                job->error = job->wipe_error;
+                job->error_msg = TAKE_PTR(job->wipe_error_msg);
+        } else if (reverify) {
+                free(job->wipe_error_msg);
+                job->wipe_error_msg = NULL;
+        }
+        job->wipe_error = 0;
+        job->state = s;
+        job->ended_at = now_realtime();
+        if (!reverify && !stopped) {
+                job->wipe_ended = job->ended_at;
+                job->wipe_work = atomic_load(&job->bytes_done);
+        }
+        if (!reverify)
+                job->wipe_state = s;
+        if ((s == JOB_DONE || s == JOB_DONE_ERRORS) && !reverify)
+                job->ckpt = (struct job_checkpoint) { .stage = job->n_stages, .bits = job->ckpt.bits,
+                                                      .bytes_done = job->work_total,
+                                                      .bytes_written = written_at(job, job->n_stages, 0),
+                                                      .at = job->ended_at };
+        if (!reverify)
+                (void) job_event_add(job, s == JOB_PAUSED ? JOB_EVENT_PAUSED : s == JOB_INTERRUPTED ?
+                                     JOB_EVENT_INTERRUPTED : JOB_EVENT_ENDED,
+                                     stopped ? job->reason : s == JOB_FAILED ? job->error_msg :
+                                     s == JOB_CANCELLED ? "cancelled" : NULL,
+                                     stopped ? job->ckpt.bytes_done : atomic_load(&job->bytes_done));
+        if (s == JOB_INTERRUPTED && !reverify)
+                job->interruptions++;
+        if (s == JOB_PAUSED && !reverify)
+                job->pauses++;
+        job->dirty = true;
+        /* Seen together with the state: whoever sees it ended sees it settled. This thread does
+         * not look at the job again (a resume or a forget may follow at once). */
         atomic_store(&job->settled, true);
+        pthread_mutex_unlock(&job->lock);
 }
 
 void job_fail(struct job *job, int error, const char *fmt, ...) {
@@ -927,12 +978,15 @@ void job_verify_mismatch(struct job *job, uint64_t offset) {
         pthread_mutex_unlock(&job->lock);
 }
 
-/* After the last flush: what a fresh libblkid probe finds on the device now (nothing, we hope). */
-static void job_probe_after(struct job *job) {
+/* After the last flush: what a fresh libblkid probe finds on the device now (nothing, we hope).
+ * A signature it finds must be in what the last pass wrote (a chance match of its magic in the
+ * keystream or a pattern): else something else wrote to the device during the wipe, and the job
+ * fails (through job_fail(): returns -ESTALE). 0 otherwise. */
+static int job_probe_after(struct job *job) {
         struct device_signature *sigs = NULL;
-        size_t n = 0;
+        size_t n = 0, first = 0;
         char path[64];
-        int r;
+        int r, k = 0;
 
         /* Through the job's own descriptor: the same device, even if its name moved meanwhile. */
         snprintf(path, sizeof(path), "/proc/self/fd/%d", job->fd);
@@ -940,16 +994,32 @@ static void job_probe_after(struct job *job) {
 
         if (r < 0) {
                 log_warning("job %" PRIu64 ": %s: cannot probe after the wipe: %s", job->id, job->info.node, strerror(-r));
-                return;
+                return 0;
         }
-        if (n > 0)
-                log_warning("job %" PRIu64 ": %s: a probe after the wipe still finds %s", job->id, job->info.node, sigs[0].type);
+        if (n > 0) {
+                k = recheck_signatures(job, job->fd, sigs, n, &first);
+                if (k < 0)
+                        log_warning("job %" PRIu64 ": %s: a probe after the wipe finds %s at offset %" PRIu64 ", and the "
+                                    "sector there cannot be read back: %s", job->id, job->info.node, sigs[0].type,
+                                    sigs[0].offset, strerror(-k));
+                else if (k == 0)
+                        log_warning("job %" PRIu64 ": %s: a probe after the wipe finds %s at offset %" PRIu64 ", in the "
+                                    "bytes the last pass wrote there (a chance match)", job->id, job->info.node,
+                                    sigs[0].type, sigs[0].offset);
+        }
         pthread_mutex_lock(&job->lock);
         device_signatures_free(job->sigs_after, job->n_sigs_after);
         job->sigs_after = sigs;
         job->n_sigs_after = n;
         job->sigs_checked = true;
         pthread_mutex_unlock(&job->lock);
+        if (k == 1) {
+                job_fail(job, -ESTALE, "%s: a probe after the wipe finds %s at offset %" PRIu64 ", which is not what "
+                         "pass %u wrote there: something else wrote to the device during the wipe", job->info.node,
+                         sigs[first].type, sigs[first].offset, job->n_passes);
+                return -ESTALE;
+        }
+        return 0;
 }
 
 /* The current stage is complete (its last unit is still held): flush a write stage, judge a
@@ -1019,10 +1089,8 @@ static void job_stage_complete(struct job *job, unsigned run) {
         if (atomic_load(&job->stage_index) + 1 < job->n_stages) {
                 pool_locked(job->pool, job_stage_next, job);
                 pool_add_job(job->pool, job);
-        } else {
-                job_probe_after(job);
-                job_finish(job, JOB_DONE, run);
-        }
+        } else
+                job_finish(job, job_probe_after(job) < 0 ? JOB_FAILED : JOB_DONE, run);
 }
 
 /* Give up a unit: the last one of an aborted job ends it. */
@@ -1205,23 +1273,40 @@ static int job_stop(struct job *job, enum job_state s, const char *why) {
         return 0;
 }
 
+/* End a stopped job (paused or interrupted: no device open, nothing in flight) for good, in state
+ * s (CANCELLED or FAILED) with why in its history (and, failed, error as its error): main thread.
+ * Its report is then due. */
+static void job_end_stopped(struct job *job, enum job_state s, int error, const char *why) {
+        enum job_state was = job_get_state(job);
+
+        pthread_mutex_lock(&job->lock);
+        job->state = job->wipe_state = s;
+        job->ended_at = job->wipe_ended = now_realtime();
+        job->wipe_work = job->ckpt.bytes_done;
+        free(job->reason);
+        job->reason = NULL;
+        if (s == JOB_FAILED) {
+                job->error = error;
+                free(job->error_msg);
+                job->error_msg = strdup(why);
+        }
+        (void) job_event_add(job, JOB_EVENT_ENDED, why, job->ckpt.bytes_done);
+        job->dirty = true;
+        pthread_mutex_unlock(&job->lock);
+        job->resume_until = 0;
+        if (s == JOB_FAILED)
+                log_job_event(LOG_ERR, LOG_EVENT_JOB_FAILED, job, "job %" PRIu64 ": %s", job->id, why);
+        else
+                log_job_event(LOG_WARNING, LOG_EVENT_JOB_CANCELLED, job, "job %" PRIu64 ": %s: %s (was %s)", job->id,
+                              job->info.node, why, job_state_name(was));
+}
+
 int job_cancel(struct job *job) {
         enum job_state s = job_get_state(job);
 
         /* A stopped job has no device open and nothing in flight: it ends here. */
         if ((s == JOB_PAUSED || s == JOB_INTERRUPTED) && atomic_load(&job->settled)) {
-                pthread_mutex_lock(&job->lock);
-                job->state = job->wipe_state = JOB_CANCELLED;
-                job->ended_at = job->wipe_ended = now_realtime();
-                job->wipe_work = job->ckpt.bytes_done;
-                free(job->reason);
-                job->reason = NULL;
-                (void) job_event_add(job, JOB_EVENT_ENDED, "cancelled", job->ckpt.bytes_done);
-                job->dirty = true;
-                pthread_mutex_unlock(&job->lock);
-                job->resume_until = 0;
-                log_job_event(LOG_WARNING, LOG_EVENT_JOB_CANCELLED, job, "job %" PRIu64 ": %s: cancelled while %s",
-                              job->id, job->info.node, job_state_name(s));
+                job_end_stopped(job, JOB_CANCELLED, 0, "cancelled");
                 return 0;
         }
         return job_stop(job, JOB_CANCELLED, NULL);
@@ -1250,6 +1335,13 @@ int job_verify_again(struct job *job, enum verify_mode mode, double percent, boo
         if (!last->written) {
                 snprintf(err, err_len, "job %" PRIu64 ": its last pass was never completely written", job->id);
                 return -EINVAL;
+        }
+        /* What is on the device is a later job's: a check against this job's passes would say
+         * nothing true of either. */
+        if (job->superseded_by) {
+                snprintf(err, err_len, "job %" PRIu64 ": %s was wiped again by a later job, %" PRIu64 ", since: "
+                         "verify job %" PRIu64 " instead", job->id, job->info.node, job->superseded_by, job->superseded_by);
+                return -ESTALE;
         }
         fd = device_open(job->info.node, &probe, err, err_len);
         if (fd < 0) {
@@ -1293,9 +1385,11 @@ int job_verify_again(struct job *job, enum verify_mode mode, double percent, boo
         job->fd = fd;
         job->state = JOB_RUNNING;
         job->abort_state = JOB_CANCELLED;
+        /* Kept aside: a check that does not complete leaves the job as the wipe left it. */
+        free(job->wipe_error_msg);
+        job->wipe_error = job->error;
+        job->wipe_error_msg = TAKE_PTR(job->error_msg);
         job->error = 0;
-        free(job->error_msg);
-        job->error_msg = NULL;
         job->ended_at = 0;
         job->reverify = true;
         job->run_verify = mode;
@@ -1476,20 +1570,27 @@ static void job_persist(struct job *job, double now) {
         pthread_mutex_unlock(&job->lock);
 }
 
+/* Whether the job's signed report is to be written (again): it ended, and its report is older
+ * than its end or than its latest verification run. */
 static bool job_report_due(struct job *j) {
-        enum job_state s = job_get_state(j);
+        enum job_state s;
+        size_t runs;
 
+        pthread_mutex_lock(&j->lock);
+        s = j->state;
+        runs = j->n_runs;
+        pthread_mutex_unlock(&j->lock);
         return state_ended(s) && atomic_load(&j->settled) &&
-               (!j->reported || j->reported_end != j->ended_at);
+               (!j->reported || j->reported_end != j->ended_at || j->reported_runs != runs);
 }
 
-static int job_write_report(struct job *job, double ended);
+static int job_write_report(struct job *job, struct json_object **ret);
 
 void job_persist_all(void) {
         for (struct job *j = jobs_head; j; j = j->next) {
                 j->persist_retry = 0;
                 if (job_report_due(j))
-                        job_write_report(j, j->ended_at);
+                        job_write_report(j, NULL);
                 job_persist(j, now_monotonic());
         }
 }
@@ -1528,6 +1629,7 @@ static void report_add_context(struct job *job, struct json_object *o) {
         pthread_mutex_lock(&job->lock);
         json_add(o, "history", job_history_json(job));
         json_add(o, "interruptions", json_object_new_int((int) job->interruptions));
+        json_add(o, "pauses", json_object_new_int((int) job->pauses));
         json_add(o, "resumes", json_object_new_int((int) job->resumes));
         if (job->error && errors)
                 json_object_array_add(errors, error_json(job));
@@ -1541,16 +1643,24 @@ static void report_add_context(struct job *job, struct json_object *o) {
 }
 
 /* Write the signed report of an ended job to STATE_DIR/reports/ID.json: main thread. 0 or -errno
- * (logged once per failure streak). */
-static int job_write_report(struct job *job, double ended) {
+ * (logged once per failure streak). With ret, the signed report is handed there too, also when it
+ * could not be written (NULL when it could not be made, or there is no state directory). */
+static int job_write_report(struct job *job, struct json_object **ret) {
         _cleanup_json_ struct json_object *o = NULL;
         _cleanup_free_ char *text = NULL, *path = NULL;
+        double ended = job->ended_at;
+        size_t runs;
         char name[32];
         size_t len;
         int r = -ENOMEM;
 
+        if (ret)
+                *ret = NULL;
         if (!reports_dir || !host_key)
                 return 0;
+        pthread_mutex_lock(&job->lock);
+        runs = job->n_runs;
+        pthread_mutex_unlock(&job->lock);
         snprintf(name, sizeof(name), "%" PRIu64 ".json", job->id);
         if (asprintf(&path, "%s/%s", reports_dir, name) < 0) {
                 path = NULL;
@@ -1565,6 +1675,8 @@ static int job_write_report(struct job *job, double ended) {
                 r = -ENOMEM;
         if (r == 0)
                 r = state_write_atomic(reports_dir, name, text, len);
+        if (ret && text)
+                *ret = json_object_get(o);
         if (r < 0) {
                 if (job->report_retry == 0)
                         log_error("job %" PRIu64 ": %s: cannot write its report %s: %s (tried again every 5 s)", job->id,
@@ -1575,6 +1687,7 @@ static int job_write_report(struct job *job, double ended) {
         job->report_retry = 0;
         job->reported = true;
         job->reported_end = ended;
+        job->reported_runs = runs;
         free(job->report_file);
         job->report_file = TAKE_PTR(path);
         pthread_mutex_lock(&job->lock);
@@ -1611,13 +1724,23 @@ struct json_object *job_report_from_file(uint64_t id, int *r) {
         return report_read(id, r);
 }
 
-struct json_object *job_report_stored(struct job *job) {
+struct json_object *job_report(struct job *job, bool with_keys) {
+        struct json_object *o = NULL;
         int r;
 
-        if (!job->reported || !job_state_is_final(job_get_state(job)) || job_get_state(job) == JOB_INTERRUPTED ||
-            !atomic_load(&job->settled))
-                return NULL;
-        return report_read(job->id, &r);
+        if (with_keys)
+                return job_report_json(job, true);
+        /* A job that shows an end has its signed report: made now if the main loop's next tick was
+         * to write it (or if writing it failed: it is signed all the same). */
+        if (job_report_due(job)) {
+                (void) job_write_report(job, &o);
+                if (o)
+                        return o;
+        }
+        if (job->reported && state_ended(job_get_state(job)) && atomic_load(&job->settled) &&
+            (o = report_read(job->id, &r)))
+                return o;
+        return job_report_json(job, false);
 }
 
 /* ---- resume ---- */
@@ -1661,7 +1784,7 @@ int job_resume(struct job *job, const char *path, char *err, size_t err_len) {
         double mono = now_monotonic();
         bool all_done;
         int fd, r;
-        char b[32], msg[256];
+        char b[32], msg[512];
 
         if ((s != JOB_PAUSED && s != JOB_INTERRUPTED) || !atomic_load(&job->settled)) {
                 snprintf(err, err_len, "job %" PRIu64 ": %s", job->id, s == JOB_PAUSED || s == JOB_INTERRUPTED ?
@@ -1720,7 +1843,22 @@ int job_resume(struct job *job, const char *path, char *err, size_t err_len) {
         device_identity_done(&job->info);
         job->info = probe.id;
         probe.id = (struct device_identity) {};
+        /* While it was stopped the device was anyone's: it must still hold what the checkpoint
+         * says was written, or the job would end "done" over whatever was put there. */
+        r = recheck_resume(job, fd, probe.sigs, probe.n_sigs, msg, sizeof(msg));
         device_probe_done(&probe);
+        if (r == -ESTALE) {
+                close(fd);
+                snprintf(err, err_len, "%s; job %" PRIu64 " failed (wipe it again with a new job)", msg, job->id);
+                job_end_stopped(job, JOB_FAILED, -ESTALE, msg);
+                return -ESTALE;
+        }
+        if (r < 0) {
+                close(fd);
+                snprintf(err, err_len, "%s: cannot read back what the job wrote before going on: %s", job->info.node,
+                         strerror(-r));
+                return r;
+        }
 
         pthread_mutex_lock(&job->lock);
         job->fd = fd;
@@ -1786,9 +1924,16 @@ int job_forget(struct job *job) {
         if (!(job_state_is_final(s) || s == JOB_PAUSED) || !atomic_load(&job->settled) || queued ||
             atomic_load(&job->active_chunks) > 0)
                 return -EBUSY;
+        /* A stopped job is given up: it ends cancelled, so that its partly wiped device has a signed
+         * record of how far it got. */
+        if (s == JOB_PAUSED || s == JOB_INTERRUPTED) {
+                job_end_stopped(job, JOB_CANCELLED, 0, s == JOB_PAUSED ? "forgotten while paused" :
+                                "forgotten while interrupted");
+                s = JOB_CANCELLED;
+        }
         /* Its report outlives it: written now if the next tick was to write it. */
         if (job_report_due(job)) {
-                r = job_write_report(job, job->ended_at);
+                r = job_write_report(job, NULL);
                 if (r < 0)
                         return r;
         }
@@ -1873,7 +2018,11 @@ void job_tick(void) {
 
                         /* Busy (a killed daemon's I/O draining) or not there yet (disks still
                          * appearing at boot): tried again every second while the window lasts. */
-                        if ((r == -EBUSY || r == -ENODEV) && mono < j->resume_until) {
+                        if (r < 0 && job_get_state(j) != JOB_INTERRUPTED) {
+                                /* It ended instead (the device changed while it was stopped). */
+                                j->resume_until = 0;
+                                log_warning("job %" PRIu64 ": not resumed: %s", j->id, err);
+                        } else if ((r == -EBUSY || r == -ENODEV) && mono < j->resume_until) {
                                 j->resume_next = mono + 1.0;
                                 pthread_mutex_lock(&j->lock);
                                 free(j->reason);
@@ -1890,7 +2039,7 @@ void job_tick(void) {
                         }
                 }
                 if (job_report_due(j) && mono >= j->report_retry)
-                        job_write_report(j, j->ended_at);
+                        job_write_report(j, NULL);
                 job_persist(j, mono);
         }
         job_prune(mono);
@@ -1988,6 +2137,7 @@ struct job *job_from_record(struct json_object *rec, struct pool *pool, char *er
         atomic_store(&job->settled, true);
         job->started_mono = job->sample_mono = now_monotonic();
         job->reported_end = job->reported ? job->ended_at : -1;
+        job->reported_runs = job->n_runs;
         if (job->state == JOB_RUNNING || job->state == JOB_FLUSHING) {
                 char when[64] = "never";
                 time_t t = (time_t) job->ckpt.at;
@@ -2230,6 +2380,9 @@ struct json_object *job_to_json(struct job *job) {
         json_add(v, "mode", json_object_new_string(verify_mode_name(job->run_verify)));
         if (job->run_verify == VERIFY_SAMPLE)
                 json_add(v, "percent", json_fixed(job->run_percent, 3));
+        /* How the latest verification run ended, once the job is not running. */
+        json_add(v, "result", job_state_is_final(s) && job->n_runs > 0 ?
+                 json_object_new_string(verify_result_name(&job->runs[job->n_runs - 1])) : NULL);
         pthread_mutex_unlock(&job->lock);
         json_add(o, "verify", v);
         json_add(o, "sector_size", json_object_new_int64(job->info.logical_sector));
@@ -2250,8 +2403,13 @@ struct json_object *job_to_json(struct job *job) {
         } else
                 json_add(o, "checkpoint", NULL);
         json_add(o, "interruptions", json_object_new_int((int) job->interruptions));
+        json_add(o, "pauses", json_object_new_int((int) job->pauses));
         json_add(o, "resumes", json_object_new_int((int) job->resumes));
         json_add(o, "bad_bytes", json_object_new_uint64(job->bad_bytes));
+        json_add(o, "superseded_by", job->superseded_by ? json_object_new_uint64(job->superseded_by) : NULL);
+        /* Asked to stop (cancel, pause, a failure, the daemon's stop) and not stopped yet: its
+         * workers give back their chunks, the device is being flushed and closed. */
+        json_add(o, "stopping", json_object_new_boolean(atomic_load(&job->abort) && !atomic_load(&job->settled)));
         pthread_mutex_unlock(&job->lock);
         json_add(o, "identity", device_identity_json(&job->info));
         return TAKE_PTR(o);
@@ -2268,6 +2426,19 @@ static struct json_object *offsets_json(const struct verify_result *r) {
         for (unsigned i = 0; a && i < r->n_first; i++)
                 json_object_array_add(a, json_object_new_uint64(r->first[i]));
         return a;
+}
+
+const char *verify_result_name(const struct verify_result *r) {
+        switch (r->end) {
+        case VERIFY_END_CANCELLED:
+                return "cancelled";
+        case VERIFY_END_INTERRUPTED:
+                return "interrupted";
+        case VERIFY_END_ERROR:
+                return "error";
+        default:
+                return r->mismatched ? "failed" : "passed";
+        }
 }
 
 static double coverage_percent(const struct job *job, const struct verify_result *r) {
@@ -2295,7 +2466,7 @@ static struct json_object *verify_result_json(const struct job *job, const struc
                 json_add(o, "bytes_read", json_object_new_uint64(r->coverage));
         }
         json_add(o, "coverage_percent", json_fixed(coverage_percent(job, r), 3));
-        json_add(o, "result", json_object_new_string(r->mismatched ? "failed" : "passed"));
+        json_add(o, "result", json_object_new_string(verify_result_name(r)));
         json_add(o, "mismatched_sectors", json_object_new_uint64(r->mismatched));
         json_add(o, "first_mismatches", offsets_json(r));
         return o;
@@ -2332,10 +2503,19 @@ static struct json_object *passes_json(struct job *job, bool with_keys) {
         return passes;
 }
 
-/* The verification of the last pass: the latest run's figures, or the plan when none ran yet. */
+/* The latest verification run that compared all it planned, or NULL. */
+static const struct verify_result *latest_complete_run(const struct job *job) {
+        for (size_t i = job->n_runs; i > 0; i--)
+                if (job->runs[i - 1].end == VERIFY_END_COMPLETE)
+                        return &job->runs[i - 1];
+        return NULL;
+}
+
+/* The verification of the last pass: the latest complete run's figures (a later check cut short
+ * says nothing of the device: it is in runs only), or the plan when none ran yet. */
 static struct json_object *verification_json(struct job *job) {
         struct json_object *o = json_object_new_object(), *runs = json_object_new_array();
-        const struct verify_result *latest = job->n_runs ? &job->runs[job->n_runs - 1] : NULL;
+        const struct verify_result *latest = latest_complete_run(job);
         enum verify_mode mode = latest ? latest->mode : job->verify;
         uint64_t coverage;
 

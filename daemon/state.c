@@ -78,6 +78,9 @@ static struct json_object *verify_json(const struct verify_result *v) {
         add(o, "first", first);
         add(o, "started", json_object_new_double(v->started));
         add(o, "at", json_object_new_double(v->at));
+        /* Absent for a run that compared all it planned (records before it had none). */
+        if (v->end != VERIFY_END_COMPLETE)
+                add(o, "end", json_object_new_string(verify_result_name(v)));
         return o;
 }
 
@@ -145,6 +148,7 @@ struct json_object *job_history_json(const struct job *job) {
 struct json_object *state_record_json(struct job *job) {
         _cleanup_json_ struct json_object *o = json_object_new_object();
         struct json_object *passes, *runs, *ck, *e;
+        bool reverifying;
         char keyhex[2 * KEYSTREAM_KEY_MAX + 1], name[2 * METHOD_PATTERN_MAX + 8];
 
         if (!o)
@@ -174,15 +178,16 @@ struct json_object *state_record_json(struct job *job) {
         add(o, "report_file", str_or_null(job->report_file));
 
         pthread_mutex_lock(&job->lock);
-        /* A later verification in progress is not part of the wipe: the record keeps how the wipe ended. */
-        add(o, "state", json_object_new_string(job_state_name(job->reverify && !job_state_is_final(job->state) ?
-                                                              job->wipe_state : job->state)));
+        /* A later verification in progress is not part of the wipe: the record keeps how the wipe
+         * ended, and its error. */
+        reverifying = job->reverify && !job_state_is_final(job->state);
+        add(o, "state", json_object_new_string(job_state_name(reverifying ? job->wipe_state : job->state)));
         add(o, "reason", str_or_null(job->reason));
-        if (job->error) {
+        if (reverifying ? job->wipe_error : job->error) {
                 e = json_object_new_object();
                 if (e) {
-                        add(e, "errno", json_object_new_int(-job->error));
-                        add(e, "message", str_or_null(job->error_msg));
+                        add(e, "errno", json_object_new_int(-(reverifying ? job->wipe_error : job->error)));
+                        add(e, "message", str_or_null(reverifying ? job->wipe_error_msg : job->error_msg));
                 }
                 add(o, "error", e);
         } else
@@ -225,7 +230,9 @@ struct json_object *state_record_json(struct job *job) {
         add(o, "history", job_history_json(job));
         add(o, "bad_ranges", job_bad_ranges_json(job));
         add(o, "interruptions", json_object_new_int((int) job->interruptions));
+        add(o, "pauses", json_object_new_int((int) job->pauses));
         add(o, "resumes", json_object_new_int((int) job->resumes));
+        add(o, "superseded_by", job->superseded_by ? json_object_new_uint64(job->superseded_by) : NULL);
         pthread_mutex_unlock(&job->lock);
         return TAKE_PTR(o);
 }
@@ -496,6 +503,17 @@ static void parse_verify(struct parser *p, struct json_object *o, struct verify_
         }
         v->started = get_double(p, o, "started");
         v->at = get_double(p, o, "at");
+        /* Optional: only a run that ended early has it. */
+        first = json_object_object_get(o, "end");
+        if (first) {
+                const char *e = json_object_is_type(first, json_type_string) ? json_object_get_string(first) : "";
+
+                v->end = strcmp(e, "cancelled") == 0 ? VERIFY_END_CANCELLED :
+                         strcmp(e, "interrupted") == 0 ? VERIFY_END_INTERRUPTED :
+                         strcmp(e, "error") == 0 ? VERIFY_END_ERROR : _VERIFY_END_MAX;
+                if (v->end == _VERIFY_END_MAX && !p->bad)
+                        p->bad = "end";
+        }
 }
 
 static int parse_devno(const char *s, dev_t *ret) {
@@ -599,7 +617,7 @@ static void parse_signatures(struct parser *p, struct json_object *a, struct dev
         }
         *n = len;
         for (size_t i = 0; i < len; i++) {
-                struct json_object *o = json_object_array_get_idx(a, i);
+                struct json_object *o = json_object_array_get_idx(a, i), *v;
                 struct device_signature *s = &(*ret)[i];
 
                 if (!json_object_is_type(o, json_type_object)) {
@@ -612,6 +630,8 @@ static void parse_signatures(struct parser *p, struct json_object *a, struct dev
                 s->label = get_str(p, o, "label", true);
                 s->uuid = get_str(p, o, "uuid", true);
                 s->offset = get_u64(p, o, "offset", UINT64_MAX);
+                v = json_object_object_get(o, "matches_last_pass");
+                s->written = v && json_object_is_type(v, json_type_boolean) ? json_object_get_boolean(v) : -1;
         }
 }
 
@@ -812,6 +832,11 @@ int state_record_parse(struct json_object *rec, struct job *job, char *err, size
         parse_bad_ranges(&p, field(&p, rec, "bad_ranges", json_type_array, false), job);
         job->interruptions = (unsigned) get_u64(&p, rec, "interruptions", UINT32_MAX);
         job->resumes = (unsigned) get_u64(&p, rec, "resumes", UINT32_MAX);
+        /* Newer members: absent from the records of earlier versions. */
+        if (json_object_object_get_ex(rec, "pauses", NULL))
+                job->pauses = (unsigned) get_u64(&p, rec, "pauses", UINT32_MAX);
+        if (json_object_object_get_ex(rec, "superseded_by", &v) && v)
+                job->superseded_by = get_u64(&p, rec, "superseded_by", UINT64_MAX - 1);
         if (p.bad) {
                 snprintf(err, err_len, "field \"%s\" is missing or wrong", p.bad);
                 return strcmp(p.bad, "(out of memory)") == 0 ? -ENOMEM : -EBADMSG;

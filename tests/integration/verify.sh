@@ -123,8 +123,9 @@ jq_is "$reply" '"\(.ok) \(.error.code)"' "false EINVAL" "verify none"
 reply=$(request '{"id":1,"op":"verify","job":999}')
 jq_is "$reply" '"\(.ok) \(.error.code)"' "false ESRCH" "verify of an unknown job"
 expect_exit 1 wipectl verify 999
-# A device another job is wiping is busy for the older job's verification; a running job cannot
-# be verified. (Job ids count up from 1: the new job is the next id.)
+# A device a later job wipes holds that job's passes: the older job's verification is refused,
+# naming the later job; a running job cannot be verified. (Job ids count up from 1: the new job is
+# the next id.)
 big=$(make_loop 1G)
 out=$(wipectl --json wipe --yes --method zero --verify none "$big") || fail "wipe of $big exited $?"
 bid=$(echo "$out" | jq -r '.jobs[0].id')
@@ -132,7 +133,8 @@ reply=$(request '{"id":1,"op":"submit","devices":["'"$big"'"],"verify":"last"}' 
         '{"id":2,"op":"verify","job":'"$bid"'}' '{"id":3,"op":"verify","job":'"$((bid + 1))"'}')
 jq_is "$(echo "$reply" | sed -n 1p)" '"\(.ok) \(.jobs[0].id)"' "true $((bid + 1))" "second submit of $big"
 jq_is "$(echo "$reply" | sed -n 2p)" '"\(.ok) \(.error.code) \(.error.message)"' \
-        "false EBUSY $big: refusing: already being wiped by job $((bid + 1))" "verify of job $bid while $big is being wiped"
+        "false ESTALE job $bid: $big was wiped again by a later job, $((bid + 1)), since: verify job $((bid + 1)) instead" \
+        "verify of job $bid while $big is being wiped"
 jq_is "$(echo "$reply" | sed -n 3p)" '"\(.ok) \(.error.code)"' "false EBUSY" "verify of a running job"
 wipectl cancel $((bid + 1)) > /dev/null
 [ "$(wait_job $((bid + 1)) 30)" = cancelled ] || fail "job $((bid + 1)) was not cancelled"
