@@ -1258,9 +1258,31 @@ int device_expect_check(struct json_object *expect, char *err, size_t err_len) {
         for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
                 struct json_object *v = NULL;
 
-                if (!json_object_object_get_ex(expect, required[i], &v) || !v ||
-                    !json_object_is_type(v, strcmp(required[i], "node") == 0 ? json_type_string : json_type_int)) {
+                if (!json_object_object_get_ex(expect, required[i], &v) || !v) {
                         snprintf(err, err_len, "needs \"%s\"", required[i]);
+                        return -EINVAL;
+                }
+        }
+        /* The compared members have the types an identity gives them (a string or null for the
+         * names, a non-negative integer for the numbers, an object or null for partition and
+         * loop): anything else is a malformed request, not another device. */
+        for (size_t i = 0; i < sizeof(expect_compared) / sizeof(expect_compared[0]); i++) {
+                const char *k = expect_compared[i];
+                struct json_object *v = NULL;
+                bool number = strcmp(k, "major") == 0 || strcmp(k, "minor") == 0 || strcmp(k, "size") == 0 ||
+                              strcmp(k, "logical_sector") == 0 || strcmp(k, "physical_sector") == 0;
+                bool object = strcmp(k, "partition") == 0 || strcmp(k, "loop") == 0;
+                bool ok;
+
+                if (!json_object_object_get_ex(expect, k, &v))
+                        continue;
+                if (number)
+                        ok = json_object_is_type(v, json_type_int) && json_object_get_int64(v) >= 0;
+                else
+                        ok = (!v && strcmp(k, "node") != 0) ||
+                             json_object_is_type(v, object ? json_type_object : json_type_string);
+                if (!ok) {
+                        snprintf(err, err_len, "has \"%s\" of the wrong type", k);
                         return -EINVAL;
                 }
         }
@@ -1281,10 +1303,11 @@ int device_expect_match(const struct device_identity *id, struct json_object *ex
                         continue;
                 json_object_object_get_ex(now, k, &got);
                 if (!json_object_equal(want, got)) {
-                        const char *w = want ? json_object_to_json_string_ext(want, JSON_C_TO_STRING_PLAIN) : "null";
+                        const int f = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
+                        const char *w = want ? json_object_to_json_string_ext(want, f) : "null";
 
                         snprintf(what, what_len, "its %s is %s, not %.200s as confirmed", k,
-                                 got ? json_object_to_json_string_ext(got, JSON_C_TO_STRING_PLAIN) : "null", w);
+                                 got ? json_object_to_json_string_ext(got, f) : "null", w);
                         return -ESTALE;
                 }
         }
