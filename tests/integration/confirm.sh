@@ -189,8 +189,10 @@ expect_error "$(sub '["'"$D"'"]')" EINVAL '"expect" entry 1 must be an identity 
 for member in node major minor size; do
         expect_error "$(sub "[$(echo "$idD" | jq -c "del(.$member)")]")" EINVAL "\"expect\" entry 1 needs \"$member\""
 done
-expect_error "$(sub "[$(echo "$idD" | jq -c '.node = 7')]")" EINVAL '"expect" entry 1 needs "node"'
-expect_error "$(sub "[$(echo "$idD" | jq -c '.size = "8M"')]")" EINVAL '"expect" entry 1 needs "size"'
+expect_error "$(sub "[$(echo "$idD" | jq -c '.node = 7')]")" EINVAL '"expect" entry 1 has "node" of the wrong type'
+expect_error "$(sub "[$(echo "$idD" | jq -c '.size = "8M"')]")" EINVAL '"expect" entry 1 has "size" of the wrong type'
+expect_error "$(sub "[$(echo "$idD" | jq -c '.size = -1')]")" EINVAL '"expect" entry 1 has "size" of the wrong type'
+expect_error "$(sub "[$(echo "$idD" | jq -c '.serial = 5')]")" EINVAL '"expect" entry 1 has "serial" of the wrong type'
 expect_error "$(sub "[$(echo "$idD" | jq -c '.colour = "blue"')]")" EINVAL '"expect" entry 1 has an unknown member "colour"'
 [ -z "$(new_jobs "$before")" ] || fail "a refused submit made a job: $(new_jobs "$before")"
 zeros "$D" "every submit with a wrong or malformed \"expect\" was refused"
