@@ -390,6 +390,14 @@ static struct json_object *reply_job(struct request_ctx *c, struct job *job) {
         return r;
 }
 
+/* EALREADY for a cancel or pause that comes too late: the job ended, stopped, or is stopping. */
+static struct json_object *already(struct request_ctx *c, struct job *job) {
+        enum job_state s = job_get_state(job);
+
+        return protocol_reply_error(c->req->id, -EALREADY, "job %" PRIu64 ": already %s", job->id,
+                                    job_state_is_final(s) || s == JOB_PAUSED ? job_state_name(s) : "stopping");
+}
+
 static struct json_object *op_cancel(struct request_ctx *c) {
         static const char *const fields[] = { "job", NULL };
         struct json_object *r = NULL;
@@ -403,8 +411,7 @@ static struct json_object *op_cancel(struct request_ctx *c) {
                 return r;
         k = job_cancel(job);
         if (k == -EALREADY)
-                return protocol_reply_error(c->req->id, k, "job %" PRIu64 ": already %s", job->id,
-                                            job_state_name(job_get_state(job)));
+                return already(c, job);
         return reply_job(c, job);
 }
 
@@ -423,8 +430,7 @@ static struct json_object *op_pause(struct request_ctx *c) {
         snprintf(why, sizeof(why), "paused by uid %u", (unsigned) c->peer->uid);
         k = job_pause(job, why);
         if (k == -EALREADY)
-                return protocol_reply_error(c->req->id, k, "job %" PRIu64 ": already %s", job->id,
-                                            job_state_name(job_get_state(job)));
+                return already(c, job);
         if (k == -EOPNOTSUPP)
                 return protocol_reply_error(c->req->id, k, "job %" PRIu64 ": a later verification cannot be paused "
                                             "(cancel it)", job->id);

@@ -346,6 +346,7 @@ struct job {
         uint64_t superseded_by;         /* a later job started on its device (0: none) */
         int wipe_error;                 /* the wipe's error, kept while a later verification runs */
         char *wipe_error_msg;
+        bool cancel_pending;            /* cancelled while a pause or stop was settling */
         bool dirty;                     /* the record on disk is older than the job */
         bool ckpt_queued;               /* a checkpoint waits for the flusher */
 

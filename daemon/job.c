@@ -886,6 +886,17 @@ static void job_finish(struct job *job, enum job_state s, unsigned run) {
                 job->wipe_error_msg = NULL;
         }
         job->wipe_error = 0;
+        /* A cancel that came while it stopped: the job ends here, with its last checkpoint. */
+        if (job->cancel_pending && stopped && !reverify) {
+                log_job_event(LOG_WARNING, LOG_EVENT_JOB_CANCELLED, job, "job %" PRIu64 ": %s: cancelled while it was "
+                              "stopping (%s)", job->id, job->info.node, job_state_name(s));
+                s = JOB_CANCELLED;
+                stopped = false;
+                free(job->reason);
+                job->reason = NULL;
+                atomic_store(&job->bytes_done, job->ckpt.bytes_done);
+        }
+        job->cancel_pending = false;
         job->state = s;
         job->ended_at = now_realtime();
         if (!reverify && !stopped) {
@@ -1252,9 +1263,26 @@ void job_release_chunk(struct job *job, const struct job_unit *completed, unsign
 
 /* Stop a running job: it ends in state s (CANCELLED or PAUSED) unless it failed first. */
 static int job_stop(struct job *job, enum job_state s, const char *why) {
-        if (atomic_load(&job->finished) || job_state_is_final(job_get_state(job)))
-                return -EALREADY;
         pthread_mutex_lock(&job->lock);
+        if (job_state_is_final(job->state) || job->state == JOB_PAUSED) {
+                pthread_mutex_unlock(&job->lock);
+                return -EALREADY;
+        }
+        if (atomic_load(&job->finished)) {
+                /* Its run is ending (every unit given back): a pause or the daemon's stop that is
+                 * settling is turned into the end a cancel asks for; anything else is too late. */
+                bool take = s == JOB_CANCELLED && !job->reverify && atomic_load(&job->abort) &&
+                            (job->abort_state == JOB_PAUSED || job->abort_state == JOB_INTERRUPTED);
+
+                job->cancel_pending |= take;
+                pthread_mutex_unlock(&job->lock);
+                return take ? 0 : -EALREADY;
+        }
+        /* A cancel overrides a pause still in progress; a pause never overrides a cancel. */
+        if (s == JOB_PAUSED && atomic_load(&job->abort) && job->abort_state != JOB_PAUSED) {
+                pthread_mutex_unlock(&job->lock);
+                return -EALREADY;
+        }
         if (job->error == 0) {
                 job->abort_state = s;
                 free(job->reason);
@@ -2342,18 +2370,28 @@ static struct json_object *job_json_snapshot(struct job *job, enum job_state *s,
         return o;
 }
 
+/* The job as status and watch show it: one snapshot, taken under its lock, so that its state,
+ * whether it is stopping, its counters and its error always agree (a job settles under that lock). */
 struct json_object *job_to_json(struct job *job) {
-        uint64_t done = atomic_load(&job->bytes_done), total = job->work_total;
-        const struct stage *st = &job->stages[atomic_load(&job->stage_index)];
-        struct json_object *v;
+        _cleanup_json_ struct json_object *o = json_object_new_object();
+        uint64_t done, total = job->work_total;
+        const struct stage *st;
+        struct json_object *v, *e;
         enum job_state s;
-        double ended, elapsed;
-        _cleanup_json_ struct json_object *o = job_json_snapshot(job, &s, &ended, &elapsed);
+        double elapsed;
 
         if (!o)
                 return NULL;
+        pthread_mutex_lock(&job->lock);
+        s = job->state;
+        done = atomic_load(&job->bytes_done);
+        st = &job->stages[atomic_load(&job->stage_index)];
         if (done > total)
                 done = total;
+        e = error_json(job);
+        if (e)
+                json_add(o, "error", e);
+        elapsed = (job->ended_at > 0 ? job->ended_at : now_realtime()) - job->started_at;
         json_add(o, "id", json_object_new_uint64(job->id));
         json_add(o, "device", json_object_new_string(job->device));
         json_add(o, "node", json_object_new_string(job->info.node));
@@ -2376,23 +2414,20 @@ struct json_object *job_to_json(struct job *job) {
         else
                 json_add(o, "eta_s", NULL);
         v = json_object_new_object();
-        pthread_mutex_lock(&job->lock);
         json_add(v, "mode", json_object_new_string(verify_mode_name(job->run_verify)));
         if (job->run_verify == VERIFY_SAMPLE)
                 json_add(v, "percent", json_fixed(job->run_percent, 3));
         /* How the latest verification run ended, once the job is not running. */
         json_add(v, "result", job_state_is_final(s) && job->n_runs > 0 ?
                  json_object_new_string(verify_result_name(&job->runs[job->n_runs - 1])) : NULL);
-        pthread_mutex_unlock(&job->lock);
         json_add(o, "verify", v);
         json_add(o, "sector_size", json_object_new_int64(job->info.logical_sector));
         json_add(o, "queue_depth", json_object_new_int64(job->queue_depth));
         json_add(o, "io_size", json_object_new_int64(job->piece));
         json_add(o, "max_rate", json_object_new_uint64(job->rate.bps));
         json_add(o, "started_at", json_object_new_int64((int64_t) job->started_at));
-        json_add(o, "ended_at", ended > 0 ? json_object_new_int64((int64_t) ended) : NULL);
+        json_add(o, "ended_at", job->ended_at > 0 ? json_object_new_int64((int64_t) job->ended_at) : NULL);
         json_add(o, "elapsed_s", json_fixed(elapsed, 3));
-        pthread_mutex_lock(&job->lock);
         json_add(o, "reason", job->reason ? json_object_new_string(job->reason) : NULL);
         if (job->ckpt.at > 0) {
                 struct json_object *ck = json_object_new_object();
@@ -2410,8 +2445,8 @@ struct json_object *job_to_json(struct job *job) {
         /* Asked to stop (cancel, pause, a failure, the daemon's stop) and not stopped yet: its
          * workers give back their chunks, the device is being flushed and closed. */
         json_add(o, "stopping", json_object_new_boolean(atomic_load(&job->abort) && !atomic_load(&job->settled)));
-        pthread_mutex_unlock(&job->lock);
         json_add(o, "identity", device_identity_json(&job->info));
+        pthread_mutex_unlock(&job->lock);
         return TAKE_PTR(o);
 }
 
