@@ -125,19 +125,22 @@ jq_is "$reply" '"\(.ok) \(.error.code)"' "false ESRCH" "verify of an unknown job
 expect_exit 1 wipectl verify 999
 # A device a later job wipes holds that job's passes: the older job's verification is refused,
 # naming the later job; a running job cannot be verified. (Job ids count up from 1: the new job is
-# the next id.)
+# the next id.) The second job is held in its write pass by a rate limit (1 GiB at 20 MB/s: about
+# 54 s), so that the cancel certainly comes before its pass was written whole, however fast the
+# device.
 big=$(make_loop 1G)
 out=$(wipectl --json wipe --yes --method zero --verify none "$big") || fail "wipe of $big exited $?"
 bid=$(echo "$out" | jq -r '.jobs[0].id')
-reply=$(request '{"id":1,"op":"submit","devices":["'"$big"'"],"verify":"last"}' \
+reply=$(request '{"id":1,"op":"submit","devices":["'"$big"'"],"verify":"last","max_rate":20000000}' \
         '{"id":2,"op":"verify","job":'"$bid"'}' '{"id":3,"op":"verify","job":'"$((bid + 1))"'}')
 jq_is "$(echo "$reply" | sed -n 1p)" '"\(.ok) \(.jobs[0].id)"' "true $((bid + 1))" "second submit of $big"
 jq_is "$(echo "$reply" | sed -n 2p)" '"\(.ok) \(.error.code) \(.error.message)"' \
         "false ESTALE job $bid: $big was wiped again by a later job, $((bid + 1)), since: verify job $((bid + 1)) instead" \
         "verify of job $bid while $big is being wiped"
 jq_is "$(echo "$reply" | sed -n 3p)" '"\(.ok) \(.error.code)"' "false EBUSY" "verify of a running job"
-wipectl cancel $((bid + 1)) > /dev/null
+wipectl cancel $((bid + 1)) > /dev/null || fail "cancel of job $((bid + 1)) exited $?"
 [ "$(wait_job $((bid + 1)) 30)" = cancelled ] || fail "job $((bid + 1)) was not cancelled"
+jq_is "$(wipectl --json report $((bid + 1)))" '.passes[0].written' false "job $((bid + 1)) cancelled in its write pass"
 # A cancelled job's last pass was never written whole: nothing to verify.
 reply=$(request '{"id":1,"op":"verify","job":'"$((bid + 1))"'}')
 jq_is "$reply" .ok false "verify of a cancelled job"
