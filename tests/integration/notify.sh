@@ -17,7 +17,9 @@ for _ in $(seq 50); do [ -S "$notify" ] && break; sleep 0.1; done
 [ -S "$notify" ] || hard_error "no notify socket"
 
 NOTIFY_SOCKET=$notify WATCHDOG_USEC=1000000 start_daemon --threads 2
-id=$(wipectl --json wipe --yes --no-wait --verify none --max-rate 100M "$dev" | jq -r '.jobs[0].id')
+# Held by a rate limit (512 MiB at 8 MB/s: about 67 s) so that it is certainly still running at
+# the SIGTERM below, however fast the device.
+id=$(wipectl --json wipe --yes --no-wait --verify none --max-rate 8M "$dev" | jq -r '.jobs[0].id')
 notify_wait() { for _ in $(seq 100); do grep -q "$1" "$TEST_DIR/notify.log" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
 notify_wait "READY=1" || fail "no READY=1: $(cat "$TEST_DIR/notify.log")"
 notify_wait "STATUS=1 running, [0-9]*% overall, ETA " || fail "no STATUS= with the running job: $(cat "$TEST_DIR/notify.log")"
@@ -65,7 +67,9 @@ exec unshare -m --propagation private bash -c '
         exec "$real" "\$@"' wiped "\$@"
 EOS
 chmod +x "$WIPED"
-start_daemon --threads 2
+# resume manual: the job interrupted above stays interrupted, instead of taking its device back
+# from the wipe below.
+start_daemon --threads 2 --resume manual
 register_pid "$(cat "$TEST_DIR/journal.pid")"
 out=$(wipectl --json wipe --yes --verify last "$dev") || fail "wipe under the journal exited $?: $out"
 id=$(echo "$out" | jq -r '.jobs[0].id')
