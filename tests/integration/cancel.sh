@@ -1,14 +1,15 @@
 #!/bin/bash
 # Cancel stops a running job part-way (what lies past the stop point is untouched) and the daemon
-# then wipes another device correctly. The daemon is tuned slow (one thread, one 4 KiB write in
-# flight) so that the job is certainly still running when the cancel arrives.
+# then wipes another device correctly. The jobs cancelled are held by a rate limit (1 GiB at
+# 32 MB/s: about 34 s) so that they are certainly still running when the cancel arrives, however
+# fast the device; the daemon is tuned slow as well (one thread, one 4 KiB write in flight).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 
 big=$(make_loop 1G)
 small=$(make_loop 16M)
 start_daemon --threads 1 --queue-depth 1 --io-size 4K
 
-id=$(wipectl --json wipe --yes --no-wait "$big" | jq -r '.jobs[0].id') || fail "submit failed"
+id=$(wipectl --json wipe --yes --no-wait --max-rate 32M "$big" | jq -r '.jobs[0].id') || fail "submit failed"
 for _ in $(seq 100); do
         [ "$(job_field "$id" bytes_done)" -gt 0 ] && break
         sleep 0.05
@@ -31,7 +32,7 @@ grep -q "already cancelled" "$TEST_DIR/err" || fail "second cancel: $(cat "$TEST
 
 # Waiting for a cancelled job reports it as such (exit 7).
 big2=$(make_loop 1G)
-wipectl wipe --yes --cipher chacha20 "$big2" > "$TEST_DIR/wait.out" 2>&1 &
+wipectl wipe --yes --cipher chacha20 --max-rate 32M "$big2" > "$TEST_DIR/wait.out" 2>&1 &
 wpid=$!
 id2=
 for _ in $(seq 100); do

@@ -40,13 +40,14 @@ ln -s "$fs" "$TEST_DIR/link"
 expect_exit 5 wipectl wipe --yes "$TEST_DIR/link"
 grep -q "$fs" "$TEST_DIR/err" || fail "symlink: $(cat "$TEST_DIR/err")"
 
-# A device already being wiped (the daemon is tuned slow so the first job still runs).
+# A device already being wiped (the first job held by a rate limit, 512 MiB at 16 MB/s: about 34 s,
+# so that it certainly still runs however fast the device).
 slow=$(make_loop 512M)
-id=$(wipectl --json wipe --yes --no-wait "$slow" | jq -r '.jobs[0].id')
+id=$(wipectl --json wipe --yes --no-wait --max-rate 16M "$slow" | jq -r '.jobs[0].id')
 expect_exit 5 wipectl wipe --yes "$slow"
 grep -q "already being wiped by job $id" "$TEST_DIR/err" || fail "busy: $(cat "$TEST_DIR/err")"
-wipectl cancel "$id" > /dev/null
-wait_job "$id" 10 > /dev/null
+wipectl cancel "$id" > /dev/null || fail "cancel $id exited $?"
+[ "$(wait_job "$id" 10)" = cancelled ] || fail "job $id was not cancelled"
 
 # The file system is intact.
 umount "$TEST_DIR/mnt" || fail "umount failed"

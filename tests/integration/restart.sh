@@ -2,6 +2,8 @@
 # The daemon's own life: a second daemon may not share a socket or state directory; SIGTERM
 # mid-wipe stops the workers and exits 0, removing its socket; after SIGKILL mid-wipe the stale
 # socket is replaced and the device can be wiped again (the dead daemon's exclusive open is gone).
+# The jobs stopped are held by a rate limit (1 GiB at 32 MB/s: about 34 s) so that they are
+# certainly still running at the signal, however fast the device.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 
 dev=$(make_loop 1G)
@@ -17,8 +19,8 @@ grep -q "another daemon is serving" "$TEST_DIR/err2" || fail "socket: $(cat "$TE
 wipectl version > /dev/null || fail "the first daemon stopped serving"
 
 # SIGTERM while a job runs: a clean exit, the socket it made is gone.
-id=$(wipectl --json wipe --yes --no-wait "$dev" | jq -r '.jobs[0].id')
-for _ in $(seq 100); do [ "$(job_field "$id" bytes_done)" -gt 0 ] && break; sleep 0.05; done
+id=$(wipectl --json wipe --yes --no-wait --max-rate 32M "$dev" | jq -r '.jobs[0].id')
+wait_bytes "$id" 1 10 || fail "job $id does not progress"
 kill -TERM "$DAEMON_PID"
 for _ in $(seq 100); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$DAEMON_PID" 2>/dev/null && fail "daemon still running 10 s after SIGTERM"
@@ -33,8 +35,9 @@ grep -q "job $id: $dev: interrupted" "$TEST_DIR/daemon.log" || fail "job not log
 # (resume manual: the interrupted jobs stay interrupted instead of taking the device back.)
 start_daemon --threads 1 --queue-depth 1 --io-size 4K --resume manual
 [ "$(job_field "$id" state)" = interrupted ] || fail "job $id is $(job_field "$id" state) after a restart with resume manual"
-id=$(wipectl --json wipe --yes --no-wait "$dev" | jq -r '.jobs[0].id')
-for _ in $(seq 100); do [ "$(job_field "$id" bytes_done)" -gt 0 ] && break; sleep 0.05; done
+id=$(wipectl --json wipe --yes --no-wait --max-rate 32M "$dev" | jq -r '.jobs[0].id')
+wait_bytes "$id" 1 10 || fail "job $id does not progress"
+[ "$(job_field "$id" state)" = running ] || fail "job $id is $(job_field "$id" state) before SIGKILL"
 kill -KILL "$DAEMON_PID"
 wait "$DAEMON_PID" 2>/dev/null
 DAEMON_PID=

@@ -139,10 +139,11 @@ check_keystream "$ldev" "$(job_cipher "$id")" "$(job_key "$id")"
 [ -L "$link" ] || fail "$link is no longer a symlink"
 stop_daemon || fail "daemon exit status $?"
 
-# --- The same device submitted while a job wipes it (a slow daemon, so the job still runs) -------
+# --- The same device submitted while a job wipes it (held by a rate limit, 1 GiB at 16 MB/s:
+# about 67 s, so that it certainly still runs however fast the device) --------------------------
 start_daemon --threads 1 --queue-depth 1 --io-size 4K
 bdev=$(make_loop 1G)
-id=$(wipectl --json wipe --yes --no-wait "$bdev" | jq -r '.jobs[0].id')
+id=$(wipectl --json wipe --yes --no-wait --max-rate 16M "$bdev" | jq -r '.jobs[0].id')
 [ "$(job_field "$id" state)" = running ] || hard_error "job $id is not running: $(wipectl --json status "$id")"
 msg="$bdev: refusing: already being wiped by job $id"
 reply=$(request '{"id":1,"op":"submit","devices":["'"$bdev"'"]}')
