@@ -153,11 +153,12 @@ check_pattern "$odd" 02
 stop_daemon || fail "daemon exit status $?"
 
 # --- progress of a multi-pass job: pass i/n, phases, one bytes_total -----------------------------
-# A slow daemon (one thread, one 4 KiB request in flight) so that every pass can be seen.
-SLOW=$((512 << 20))
+# A job held by a rate limit (128 MiB at 32 MB/s: about 4 s a pass, and as long for the read-back)
+# so that every pass can be seen, however fast the device.
+SLOW=$((128 << 20))
 slow=$(make_loop $SLOW)
-start_daemon --threads 1 --queue-depth 1 --io-size 4K
-id=$(wipectl --json wipe --yes --no-wait --method dod-3pass --verify last "$slow" | jq -r '.jobs[0].id') ||
+start_daemon --threads 2
+id=$(wipectl --json wipe --yes --no-wait --method dod-3pass --verify last --max-rate 32M "$slow" | jq -r '.jobs[0].id') ||
         fail "dod-3pass submit failed"
 seen=
 texts=
