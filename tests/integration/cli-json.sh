@@ -129,7 +129,9 @@ jq_is "$j" '.jobs[0].id' "$ida" "wait JOB"
 jq_is "$j" '.jobs[0].state' done "wait JOB"
 check_jobs "$j" '.jobs[]' "wait JOB"
 
-w=$(json_doc "wipe" wipe --yes --verify sample "$b")
+# (A rate limit, 64 MiB at 128 MB/s, also holds the job's later verification, whose --no-wait reply
+# below must find it running.)
+w=$(json_doc "wipe" wipe --yes --verify sample --max-rate 128M "$b")
 jq_is "$w" '.jobs | length' 1 "wipe"
 jq_is "$w" '.jobs[0].device' "$b" "wipe"
 jq_is "$w" '.jobs[0].state' done "wipe"
@@ -144,8 +146,9 @@ jq_is "$s" '.jobs[0] | [.size, .bytes_total, .bytes_done] | map(tostring) | join
 jq_is "$s" 'has("daemon")' false "status JOB"
 check_jobs "$s" '.jobs[]' "status JOB"
 
-# A running job for status, list, cancel and watch.
-idr=$(json_doc "wipe --no-wait" wipe --yes --no-wait --verify none --max-rate 50M "$slow" | jq -r '.jobs[0].id')
+# A running job for status, list, cancel and watch (1 GiB at 16 MB/s: about 67 s, far longer than
+# the test takes to cancel it).
+idr=$(json_doc "wipe --no-wait" wipe --yes --no-wait --verify none --max-rate 16M "$slow" | jq -r '.jobs[0].id')
 for _ in $(seq 100); do [ "$(job_field "$idr" bytes_done)" -gt 0 ] && break; sleep 0.05; done
 s=$(json_doc status status)
 jq_is "$s" '[.jobs[].id] | sort | map(tostring) | join(",")' "$(printf '%s\n' "$ida" "$idb" "$idr" | sort -n | paste -sd,)" "status"
