@@ -16,7 +16,7 @@ TIMEOUT=2
 
 dev=$(make_loop 32M)            # wiped while 500 clients are connected
 target=$(make_loop 32M)         # never to be written: every hostile request names it or others
-slowdev=$(make_loop 64M)        # a rate-limited job for the watchers
+slowdev=$(make_loop 256M)       # a rate-limited job for the watchers (at 1 MB/s: outlives the test)
 dd if=/dev/urandom of="$target" bs=1M count=32 oflag=direct status=none || hard_error "cannot fill $target"
 target_sum=$(dev_sha256 "$target")
 file=$TEST_DIR/plain-file
@@ -223,7 +223,7 @@ wipectl version > /dev/null || fail "the daemon does not answer after the hostil
 fds_settle "$fds0" "after the hostile requests"
 
 # --- 50 watchers vanishing mid-watch of a running job -----------------------------------------
-out=$(wipectl --json wipe --yes --no-wait --verify none --max-rate 4M "$slowdev") || fail "slow wipe exited $?: $out"
+out=$(wipectl --json wipe --yes --no-wait --verify none --max-rate 1M "$slowdev") || fail "slow wipe exited $?: $out"
 sid=$(echo "$out" | jq -r '.jobs[0].id')
 wait_bytes "$sid" 1 10 || fail "job $sid does not progress"
 out=$(hammer --watch-vanish 50 --job "$sid" --for 3 --seed "$seed" 2> "$TEST_DIR/vanish.err") ||
