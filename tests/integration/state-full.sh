@@ -14,11 +14,20 @@ id=$(wipectl --json wipe --yes --no-wait --verify last --max-rate 20M "$dev" | j
 rec=$STATE/jobs/$id.json
 wait_bytes "$id" $((16 << 20)) 30 || fail "job $id does not progress"
 [ -f "$rec" ] || fail "no record $rec"
+# Paused while the directory is filled: a running job's record is saved again at every checkpoint
+# (twice a second here), which could come between the copy and the fill. A paused job's record,
+# once saved with its "paused" event, does not change until the job is resumed.
+wipectl pause "$id" > /dev/null || fail "pause $id exited $?"
+state=$(wait_state "$id" paused 5) || fail "job $id is $state 5 s after pause"
+saved_paused() { jq -e '.state == "paused" and ([.history[].event] | index("paused") != null)' "$rec" > /dev/null 2>&1; }
+for _ in $(seq 50); do saved_paused && break; sleep 0.1; done
+saved_paused || fail "$rec does not say paused: $(cat "$rec")"
 cp "$rec" "$TEST_DIR/before.json"
 
-# Fill it: every write of the daemon fails with ENOSPC from now on.
+# Fill it: every write of the daemon fails with ENOSPC from now on. Then the job goes on.
 dd if=/dev/zero of="$STATE/fill" bs=4k status=none 2>/dev/null
 [ "$(df --output=avail "$STATE" | tail -1)" -eq 0 ] || note "tmpfs not quite full: $(df -h "$STATE" | tail -1)"
+wipectl resume "$id" > "$TEST_DIR/out" 2> "$TEST_DIR/err" || fail "resume $id exited $?: $(cat "$TEST_DIR/err")"
 for _ in $(seq 100); do grep -q "job $id: .*cannot save its record" "$TEST_DIR/daemon.log" && break; sleep 0.1; done
 grep -q "job $id: .*cannot save its record" "$TEST_DIR/daemon.log" || fail "no log line about the record that cannot be saved"
 [ "$(grep -c "job $id: .*cannot save its record" "$TEST_DIR/daemon.log")" = 1 ] || fail "the failure is logged more than once"
