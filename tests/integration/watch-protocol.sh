@@ -108,8 +108,10 @@ jq -e -n --argjson l "$lag" '$l < 1.4 and $l >= -0.01' > /dev/null || fail "the 
 
 # --- Two jobs, watched by id, interval 1 s: end only when both ended; phase changes are state
 # events; a default watch takes only jobs that have not ended (not $id). ---
+# (256 MiB at 50 MB/s, and 64 MiB written then read back at 25 MB/s: each about 5.4 s, so that the
+# watches below start while both run, long before the second one's verify phase, 2.7 s in.)
 idb=$(wipectl --json wipe --yes --no-wait --verify none --max-rate 50M "$two_b" | jq -r '.jobs[0].id')
-idc=$(wipectl --json wipe --yes --no-wait --verify last --max-rate 50M "$two_c" | jq -r '.jobs[0].id')
+idc=$(wipectl --json wipe --yes --no-wait --verify last --max-rate 25M "$two_c" | jq -r '.jobs[0].id')
 [ -n "$idb" ] && [ -n "$idc" ] || fail "submit of two jobs failed"
 watch_conn "$TEST_DIR/two" 60 "{\"id\":4,\"op\":\"watch\",\"jobs\":[$idc,$idb]}"
 watch_conn "$TEST_DIR/dflt" 60 '{"id":5,"op":"watch"}'
