@@ -117,18 +117,24 @@ done
 if [ -f "$TEST_DIR/pids" ]; then
         while read -r p; do stop_pid "$p"; done < <(cat "$TEST_DIR/pids")
 fi
+# Each job is resumed whenever it is seen paused until it ends: a pause asked for in the last round
+# may only take effect now (a job is running until its workers stopped), and a resume is refused
+# while the job is still stopping (it is tried again then).
 for dev in "${devs[@]}"; do
         id=${job[$dev]}
-        state=$(job_field "$id" state)
-        [ "$state" = paused ] && { wipectl resume "$id" > /dev/null 2>&1 || fail "resume $id exited $?"; }
-done
-for dev in "${devs[@]}"; do
-        id=${job[$dev]}
-        state=$(wait_job "$id" 120)
+        for _ in $(seq 1200); do
+                state=$(job_field "$id" state)
+                case $state in
+                paused) wipectl resume "$id" > /dev/null 2>&1 ;;
+                done|done-with-errors|failed|cancelled|interrupted) break ;;
+                esac
+                sleep 0.1
+        done
         case $state in
         done) count[done]=$((count[done] + 1)); check_last_pass "$dev" "$id" ;;
         cancelled) count[cancelled]=$((count[cancelled] + 1)) ;;
-        *) fail "job $id on $dev ended $state" ;;
+        done-with-errors|failed|interrupted) fail "job $id on $dev ended $state" ;;
+        *) fail "job $id on $dev did not end within 120 s: $state" ;;
         esac
 done
 daemon_alive || fail "the daemon died"
