@@ -29,7 +29,7 @@ for _ in $(seq 600); do
         if [ "$ready" = true ]; then
                 [ -z "$lacking" ] && break
                 [ -n "$ready_at" ] || ready_at=$(date +%s%N)
-                [ $(($(date +%s%N) - ready_at)) -lt 2000000000 ] || fail "job(s) $lacking have no checkpoint 2 s after 12 MiB"
+                [ $(($(date +%s%N) - ready_at)) -lt 10000000000 ] || fail "job(s) $lacking have no checkpoint 10 s after 12 MiB"
         fi
         sleep 0.05
 done
