@@ -168,7 +168,7 @@ int recheck_resume(struct job *job, int fd, const struct device_signature *sigs,
         for (size_t i = 0; i < n; i++) {
                 uint64_t off = sigs[i].offset / rc.sector * rc.sector;
 
-                if (off >= job->info.size)
+                if (off + rc.sector > job->info.size)
                         continue;
                 r = recheck_sector(&rc, off, &which);
                 if (r == 0) {
