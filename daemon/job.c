@@ -1330,14 +1330,19 @@ static void job_end_stopped(struct job *job, enum job_state s, int error, const 
 }
 
 int job_cancel(struct job *job) {
-        enum job_state s = job_get_state(job);
+        enum job_state s;
+        int r = job_stop(job, JOB_CANCELLED, NULL);
 
-        /* A stopped job has no device open and nothing in flight: it ends here. */
+        if (r != -EALREADY)
+                return r;
+        /* A stopped job (also one that settled just now, between a look at it and the stop) has
+         * no device open and nothing in flight: it ends here. Only this thread moves it on. */
+        s = job_get_state(job);
         if ((s == JOB_PAUSED || s == JOB_INTERRUPTED) && atomic_load(&job->settled)) {
                 job_end_stopped(job, JOB_CANCELLED, 0, "cancelled");
                 return 0;
         }
-        return job_stop(job, JOB_CANCELLED, NULL);
+        return r;
 }
 
 int job_pause(struct job *job, const char *why) {
