@@ -1820,9 +1820,12 @@ int job_resume(struct job *job, const char *path, char *err, size_t err_len) {
         char b[32], msg[512];
 
         if ((s != JOB_PAUSED && s != JOB_INTERRUPTED) || !atomic_load(&job->settled)) {
-                snprintf(err, err_len, "job %" PRIu64 ": %s", job->id, s == JOB_PAUSED || s == JOB_INTERRUPTED ?
-                         "still stopping" : job_state_is_final(s) ? "has ended" : "is running");
-                return s == JOB_PAUSED || s == JOB_INTERRUPTED ? -EBUSY : -EALREADY;
+                /* Asked to stop and not stopped yet: busy, try again in a moment. */
+                bool stopping = !job_state_is_final(s) && atomic_load(&job->abort) && !atomic_load(&job->settled);
+
+                snprintf(err, err_len, "job %" PRIu64 ": %s", job->id, stopping ? "still stopping" :
+                         job_state_is_final(s) ? "has ended" : "is running");
+                return stopping ? -EBUSY : -EALREADY;
         }
         if (job->ckpt.stage >= job->n_stages) {
                 snprintf(err, err_len, "job %" PRIu64 ": nothing left to do", job->id);
