@@ -579,7 +579,7 @@ struct server_config {
  * their last events. listen_fd is already listening. Returns 0, or -errno without calling on_stop. */
 int server_run(int listen_fd, struct pool *pool, void (*on_stop)(void *), void *arg);
 
-/* client.c */
+/* server-client.c */
 #define PEER_GROUPS_MAX 256
 
 /* Who is at the other end of a connection, as the kernel told us at accept time. */
