@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "clock.h"
 #include "wipectl.h"
 
 #define CLIENT_BUF_INITIAL (64 * 1024)
@@ -244,13 +245,6 @@ int client_call(struct client *c, struct json_object *request, struct json_objec
         return 0;
 }
 
-static int64_t client_now_ms(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Decode an event line (len bytes at line, its '\n' at line[len]): a JSON object with a string
  * "event". NULL when it is not one. */
 static struct json_object *client_event_parse(char *line, size_t len) {
@@ -268,7 +262,7 @@ static struct json_object *client_event_parse(char *line, size_t len) {
 }
 
 int client_event(struct client *c, int timeout_ms, const sigset_t *sigmask, struct json_object **ret, char **line) {
-        int64_t deadline = timeout_ms >= 0 ? client_now_ms() + timeout_ms : -1;
+        int64_t deadline = timeout_ms >= 0 ? mono_ms() + timeout_ms : -1;
         size_t scanned = 0;
 
         *ret = NULL;
@@ -307,7 +301,7 @@ int client_event(struct client *c, int timeout_ms, const sigset_t *sigmask, stru
                 }
                 scanned = c->buf_len;
                 if (deadline >= 0) {
-                        int64_t left = deadline - client_now_ms();
+                        int64_t left = deadline - mono_ms();
 
                         if (left < 0)
                                 left = 0;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "clock.h"
 #include "units.h"
 #include "wipectl.h"
 
@@ -28,13 +29,6 @@
 
 /* The live view on the screen, for view_release(): at most one per process. */
 static struct view *view_current;
-
-static int64_t view_now_ms(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The size of the terminal behind out; 80x24 when it does not say. */
 static void view_size(FILE *out, size_t *columns, size_t *rows) {
@@ -481,7 +475,7 @@ static void view_draw(struct view *v) {
         size_t len = 0, columns, rows;
         FILE *f;
 
-        v->last_ms = view_now_ms();
+        v->last_ms = mono_ms();
         v->dirty = v->force = false;
         if (!v->on_screen)
                 return;
@@ -571,7 +565,7 @@ int view_start(struct view *v, FILE *out, struct json_object *jobs, int64_t peri
         size_t n = json_object_array_length(jobs);
 
         *v = (struct view) {
-                .out = out, .jobs = jobs, .period_ms = period_ms, .last_ms = view_now_ms(), .live = view_live(out),
+                .out = out, .jobs = jobs, .period_ms = period_ms, .last_ms = mono_ms(), .live = view_live(out),
         };
         if (v->live) {
                 view_enter(v);
@@ -625,11 +619,11 @@ int view_timeout(const struct view *v) {
                         return 0;
                 if (!v->dirty)
                         return -1;
-                left = v->last_ms + VIEW_LIVE_MS - view_now_ms();
+                left = v->last_ms + VIEW_LIVE_MS - mono_ms();
         } else {
                 if (!view_running(v))
                         return -1;
-                left = v->last_ms + v->period_ms - view_now_ms();
+                left = v->last_ms + v->period_ms - mono_ms();
         }
         return left < 0 ? 0 : (int) left;
 }
@@ -641,7 +635,7 @@ void view_tick(struct view *v) {
                 view_draw(v);
                 return;
         }
-        v->last_ms = view_now_ms();
+        v->last_ms = mono_ms();
         for (size_t i = 0; i < json_object_array_length(v->jobs); i++) {
                 struct json_object *job = json_object_array_get_idx(v->jobs, i);
 

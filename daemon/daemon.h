@@ -118,13 +118,18 @@ struct device_probe {
         char *refusal_msg;              /* "<node>: refusing: <reason>" */
 };
 
+/* Which job is writing the device rdev: its id, or 0. The job side passes one in (job_wiping), so
+ * that a probe refuses a device that is already being wiped without knowing about jobs. */
+typedef uint64_t device_wiper_fn(dev_t rdev);
+
 /* Look at a device without writing: identity, signatures, partitions, and every reason it must
- * not be wiped (the first one in p->refusal). Returns 0, or -ENOMEM. */
-int device_probe(const char *path, struct device_probe *p);
+ * not be wiped (the first one in p->refusal), among them wiper(rdev) (NULL: not asked). Returns 0,
+ * or -ENOMEM. */
+int device_probe(const char *path, device_wiper_fn *wiper, struct device_probe *p);
 void device_probe_done(struct device_probe *p);
 /* Probe, refuse if needed, and open the device O_RDWR|O_EXCL|O_DIRECT|O_CLOEXEC. Returns the fd
  * with *p filled, or -errno with p->refusal_msg (or a message in err) naming the device. */
-int device_open(const char *path, struct device_probe *p, char *err, size_t err_len);
+int device_open(const char *path, device_wiper_fn *wiper, struct device_probe *p, char *err, size_t err_len);
 /* Whether expect is an identity a client confirmed: an object with members of an identity only,
  * and at least node, major, minor and size. 0, or -EINVAL with what is wrong in err. */
 int device_expect_check(struct json_object *expect, char *err, size_t err_len);
@@ -409,8 +414,9 @@ int job_verify_again(struct job *job, enum verify_mode mode, double percent, boo
                      char *err, size_t err_len);
 struct job *job_find(uint64_t id);
 struct job *job_first(void);
-/* Whether a job with this device number is still running. */
-struct job *job_find_active_rdev(dev_t rdev);
+/* The id of the job that may still write the device rdev (it has not settled), or 0: the
+ * device_wiper_fn that submit, resume and probe pass to device.c. */
+uint64_t job_wiping(dev_t rdev);
 /* Ask a running job to stop; -EALREADY when it has ended. */
 int job_cancel(struct job *job);
 /* Record the first error of a job and make it stop (any thread). */

@@ -24,6 +24,7 @@
 #include <blkid/blkid.h>
 
 #include "cleanup.h"
+#include "strutil.h"
 #include "daemon-config.h"
 #include "daemon.h"
 #include "protocol.h"
@@ -91,15 +92,6 @@ static bool sysfs_flag(dev_t d, const char *attr) {
         _cleanup_free_ char *s = sysfs_read(d, attr);
 
         return s && strcmp(s, "0") != 0;
-}
-
-static int parse_devno(const char *s, dev_t *ret) {
-        unsigned ma, mi;
-
-        if (!s || sscanf(s, "%u:%u", &ma, &mi) != 2)
-                return -EINVAL;
-        *ret = makedev(ma, mi);
-        return 0;
 }
 
 /* A partition of a disk as the kernel knows it. */
@@ -177,7 +169,7 @@ static dev_t whole_disk(dev_t d) {
 
                 if (!f)
                         return d;
-                if (fgets(buf, sizeof(buf), f) && parse_devno(buf, &w) == 0) {
+                if (fgets(buf, sizeof(buf), f) && (buf[strcspn(buf, "\n")] = '\0', parse_devno(buf, &w) == 0)) {
                         fclose(f);
                         return w;
                 }
@@ -213,7 +205,7 @@ static void lower_devices(dev_t d, struct devset *s, unsigned depth) {
                 f = fopen(attr, "re");
                 if (!f)
                         continue;
-                if (fgets(buf, sizeof(buf), f) && parse_devno(buf, &sd) == 0)
+                if (fgets(buf, sizeof(buf), f) && (buf[strcspn(buf, "\n")] = '\0', parse_devno(buf, &sd) == 0))
                         lower_devices(sd, s, depth + 1);
                 fclose(f);
         }
@@ -975,15 +967,16 @@ static bool loop_user_find(const struct devset *set, char *buf, size_t n) {
 }
 
 /* Every other reason the block device in p must not be written. */
-static void device_check(struct device_probe *p, const struct part_node *pn, size_t n_pn, struct devset *family) {
+static void device_check(struct device_probe *p, device_wiper_fn *wiper, const struct part_node *pn, size_t n_pn,
+                         struct devset *family) {
         _cleanup_free_ char *mnt = NULL, *holder = NULL;
-        struct job *busy;
+        uint64_t busy;
         dev_t which = 0;
         int r;
 
-        busy = job_find_active_rdev(p->id.rdev);
+        busy = wiper ? wiper(p->id.rdev) : 0;
         if (busy)
-                refuse(p, -EBUSY, "already being wiped by job %" PRIu64, busy->id);
+                refuse(p, -EBUSY, "already being wiped by job %" PRIu64, busy);
 
         mnt = mount_find(family, &which);
         if (mnt) {
@@ -1047,7 +1040,7 @@ static void device_check(struct device_probe *p, const struct part_node *pn, siz
         }
 }
 
-int device_probe(const char *path, struct device_probe *p) {
+int device_probe(const char *path, device_wiper_fn *wiper, struct device_probe *p) {
         _cleanup_free_ char *node = NULL;
         _cleanup_close_ int fd = -1;
         struct devset family = {};
@@ -1139,7 +1132,7 @@ int device_probe(const char *path, struct device_probe *p) {
                 (void) signatures_scan(fd, &p->sigs, &p->n_sigs);
                 partitions_scan(p, fd, pn, n_pn);
         }
-        device_check(p, pn, n_pn, &family);
+        device_check(p, wiper, pn, n_pn, &family);
         part_nodes_free(pn, n_pn);
         free(family.v);
         return 0;
@@ -1170,13 +1163,13 @@ void device_probe_done(struct device_probe *p) {
         *p = (struct device_probe) {};
 }
 
-int device_open(const char *path, struct device_probe *p, char *err, size_t err_len) {
+int device_open(const char *path, device_wiper_fn *wiper, struct device_probe *p, char *err, size_t err_len) {
         _cleanup_close_ int fd = -1;
         struct stat st;
         uint64_t size = 0;
         int r;
 
-        r = device_probe(path, p);
+        r = device_probe(path, wiper, p);
         if (r < 0) {
                 snprintf(err, err_len, "%s: cannot probe: %s", path, strerror(-r));
                 return r;

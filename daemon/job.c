@@ -27,6 +27,8 @@
 #include <openssl/evp.h>
 
 #include "cleanup.h"
+#include "clock.h"
+#include "strutil.h"
 #include "daemon-config.h"
 #include "daemon.h"
 #include "sign.h"
@@ -76,13 +78,6 @@ bool job_state_is_final(enum job_state s) {
 /* Whether the job ended for good: done (with errors or not), failed or cancelled. */
 static bool state_ended(enum job_state s) {
         return s == JOB_DONE || s == JOB_DONE_ERRORS || s == JOB_FAILED || s == JOB_CANCELLED;
-}
-
-static uint64_t mono_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
 int job_bad_range(struct job *job, uint64_t off, uint64_t len, bool read) {
@@ -188,20 +183,6 @@ int verify_mode_parse(const char *s, enum verify_mode *mode, double *percent) {
         return -EINVAL;
 }
 
-static double now_realtime(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (double) ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static double now_monotonic(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 struct job *job_find(uint64_t id) {
         for (struct job *j = jobs_head; j; j = j->next)
                 if (j->id == id)
@@ -222,13 +203,13 @@ enum job_state job_get_state(struct job *job) {
         return s;
 }
 
-struct job *job_find_active_rdev(dev_t rdev) {
+uint64_t job_wiping(dev_t rdev) {
         for (struct job *j = jobs_head; j; j = j->next)
                 /* Until it settled, a job may still hold its device (a stopping job flushes and closes
                  * it); a paused job holds nothing: its device is closed until it resumes. */
                 if (j->info.rdev == rdev && !atomic_load(&j->settled))
-                        return j;
-        return NULL;
+                        return j->id;
+        return 0;
 }
 
 static void job_free(struct job *job) {
@@ -402,7 +383,7 @@ static void job_stage_enter(struct job *job, unsigned i) {
                 job->ckpt.bytes_done = stage_base(job, i);
                 job->ckpt.bytes_written = atomic_load(&job->bytes_written);
                 job->ckpt.verify = (struct verify_result) {};
-                job->ckpt.at = now_realtime();
+                job->ckpt.at = real_s();
                 job->dirty = true;
         }
         pthread_mutex_unlock(&job->lock);
@@ -414,7 +395,7 @@ static void job_stage_enter(struct job *job, unsigned i) {
                         .seed = st->sampled ? job->sample.seed : 0,
                         .subsections = st->sampled ? job->sample.subsections : 0,
                         .coverage = stage_bytes(job, st),
-                        .started = now_realtime(),
+                        .started = real_s(),
                 };
                 pthread_mutex_unlock(&job->lock);
         }
@@ -546,7 +527,7 @@ static struct job *job_new(const char *device, struct device_probe *probe, const
 int job_submit(struct pool *pool, const char *const *devices, size_t n, const struct job_request *rq,
                struct job **ret, char *err, size_t err_len) {
         _cleanup_free_ struct job **made = calloc(n, sizeof(*made));
-        double rt = now_realtime(), mono = now_monotonic();
+        double rt = real_s(), mono = mono_s();
         size_t i;
         int r = 0;
 
@@ -569,7 +550,7 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
 
         for (i = 0; i < n; i++) {
                 struct device_probe probe;
-                int fd = device_open(devices[i], &probe, err, err_len);
+                int fd = device_open(devices[i], job_wiping, &probe, err, err_len);
 
                 if (fd < 0) {
                         r = fd;
@@ -715,7 +696,7 @@ static void ckpt_store(struct job *job, const struct ckpt_snap *c, bool final) {
                 job->ckpt.bytes_done = c->bytes_done;
                 job->ckpt.bytes_written = c->bytes_written;
                 job->ckpt.verify = c->verify;
-                job->ckpt.at = now_realtime();
+                job->ckpt.at = real_s();
                 job->dirty = true;
         }
         pthread_mutex_unlock(&job->lock);
@@ -768,7 +749,7 @@ int job_event_add(struct job *job, enum job_event_kind kind, const char *reason,
         job->history = h;
         h[job->n_history] = (struct job_event) {
                 .kind = kind,
-                .at = now_realtime(),
+                .at = real_s(),
                 .node = job->info.node ? strdup(job->info.node) : NULL,
                 .reason = reason ? strdup(reason) : NULL,
                 .pass = st ? st->pass + 1 : job->n_passes,
@@ -872,7 +853,7 @@ static void job_finish(struct job *job, enum job_state s, unsigned run) {
                 struct verify_result *v = realloc(job->runs, (job->n_runs + 1) * sizeof(*v));
 
                 job->current.end = end;
-                job->current.at = now_realtime();
+                job->current.at = real_s();
                 job->current.coverage = atomic_load(&job->bytes_done);
                 if (v) {
                         job->runs = v;
@@ -898,7 +879,7 @@ static void job_finish(struct job *job, enum job_state s, unsigned run) {
         }
         job->cancel_pending = false;
         job->state = s;
-        job->ended_at = now_realtime();
+        job->ended_at = real_s();
         if (!reverify && !stopped) {
                 job->wipe_ended = job->ended_at;
                 job->wipe_work = atomic_load(&job->bytes_done);
@@ -1062,7 +1043,7 @@ static void job_stage_end(struct job *job) {
 
         pthread_mutex_lock(&job->lock);
         job->current.ran = true;
-        job->current.at = now_realtime();
+        job->current.at = real_s();
         p->verified = job->current;
         if (st->pass + 1 == job->n_passes) {
                 struct verify_result *v = realloc(job->runs, (job->n_runs + 1) * sizeof(*v));
@@ -1309,7 +1290,7 @@ static void job_end_stopped(struct job *job, enum job_state s, int error, const 
 
         pthread_mutex_lock(&job->lock);
         job->state = job->wipe_state = s;
-        job->ended_at = job->wipe_ended = now_realtime();
+        job->ended_at = job->wipe_ended = real_s();
         job->wipe_work = job->ckpt.bytes_done;
         free(job->reason);
         job->reason = NULL;
@@ -1376,7 +1357,7 @@ int job_verify_again(struct job *job, enum verify_mode mode, double percent, boo
                          "verify job %" PRIu64 " instead", job->id, job->info.node, job->superseded_by, job->superseded_by);
                 return -ESTALE;
         }
-        fd = device_open(job->info.node, &probe, err, err_len);
+        fd = device_open(job->info.node, job_wiping, &probe, err, err_len);
         if (fd < 0) {
                 device_probe_done(&probe);
                 return fd;
@@ -1430,8 +1411,8 @@ int job_verify_again(struct job *job, enum verify_mode mode, double percent, boo
         pthread_mutex_unlock(&job->lock);
         job->rate_bps = 0;
         job->sample_bytes = 0;
-        job->started_at = now_realtime();
-        job->started_mono = job->sample_mono = now_monotonic();
+        job->started_at = real_s();
+        job->started_mono = job->sample_mono = mono_s();
         atomic_store(&job->last_ok_ns, mono_ns());
         /* A worker may still look at the job from its last run (under the pool lock). */
         pool_lock(job->pool);
@@ -1477,7 +1458,7 @@ void job_interrupt_all(void) {
 }
 
 void job_sample_rates(void) {
-        double now = now_monotonic();
+        double now = mono_s();
 
         for (struct job *j = jobs_head; j; j = j->next) {
                 uint64_t b = atomic_load(&j->bytes_done);
@@ -1624,7 +1605,7 @@ void job_persist_all(void) {
                 j->persist_retry = 0;
                 if (job_report_due(j))
                         job_write_report(j, NULL);
-                job_persist(j, now_monotonic());
+                job_persist(j, mono_s());
         }
 }
 
@@ -1714,7 +1695,7 @@ static int job_write_report(struct job *job, struct json_object **ret) {
                 if (job->report_retry == 0)
                         log_error("job %" PRIu64 ": %s: cannot write its report %s: %s (tried again every 5 s)", job->id,
                                   job->info.node, path, strerror(-r));
-                job->report_retry = now_monotonic() + 5.0;
+                job->report_retry = mono_s() + 5.0;
                 return r;
         }
         job->report_retry = 0;
@@ -1804,7 +1785,7 @@ static void job_stage_resume(struct job *job) {
                 job->current.subsections = st->sampled ? job->sample.subsections : 0;
                 job->current.coverage = stage_bytes(job, st);
                 if (job->current.started == 0)
-                        job->current.started = now_realtime();
+                        job->current.started = real_s();
         }
         pthread_mutex_unlock(&job->lock);
 }
@@ -1814,7 +1795,7 @@ int job_resume(struct job *job, const char *path, char *err, size_t err_len) {
         struct device_probe probe;
         enum job_state s = job_get_state(job);
         const char *what = "";
-        double mono = now_monotonic();
+        double mono = mono_s();
         bool all_done;
         int fd, r;
         char b[32], msg[512];
@@ -1857,7 +1838,7 @@ int job_resume(struct job *job, const char *path, char *err, size_t err_len) {
         }
         if (!node)
                 return -ENOMEM;
-        fd = device_open(node, &probe, err, err_len);
+        fd = device_open(node, job_wiping, &probe, err, err_len);
         if (fd < 0) {
                 device_probe_done(&probe);
                 return fd;
@@ -1912,7 +1893,7 @@ int job_resume(struct job *job, const char *path, char *err, size_t err_len) {
         pthread_mutex_unlock(&job->lock);
         job->rate_bps = 0;
         job->sample_bytes = job->ckpt.bytes_done;
-        job->started_at = now_realtime();
+        job->started_at = real_s();
         job->started_mono = job->sample_mono = job->ckpt_mono = mono;
         atomic_store(&job->last_ok_ns, mono_ns());
         job->resume_until = 0;
@@ -1986,7 +1967,7 @@ int job_forget(struct job *job) {
         for (struct job *j = jobs_head; j; j = j->next)
                 jobs_tail = j;
         pool_remove_job(job->pool, job);
-        job->forgotten_at = now_monotonic();
+        job->forgotten_at = mono_s();
         job->next = graveyard;
         graveyard = job;
         log_info("job %" PRIu64 ": %s: forgotten (%s)%s%s", job->id, job->info.node, job_state_name(s),
@@ -2013,7 +1994,7 @@ static void graveyard_sweep(double now, bool all) {
 /* Forget ended jobs older than history-max-age (their reports stay). */
 static void job_prune(double mono) {
         unsigned days = config_settings()->history_max_age_days;
-        double limit = now_realtime() - (double) days * 86400.0;
+        double limit = real_s() - (double) days * 86400.0;
 
         if (days == 0 || mono < prune_next)
                 return;
@@ -2032,7 +2013,7 @@ static void job_prune(double mono) {
 
 void job_tick(void) {
         const struct conffile *cfg = config_settings();
-        double mono = now_monotonic();
+        double mono = mono_s();
 
         job_sample_rates();
         for (struct job *j = jobs_head; j; j = j->next) {
@@ -2171,7 +2152,7 @@ struct job *job_from_record(struct json_object *rec, struct pool *pool, char *er
         atomic_store(&job->bytes_written, job->ckpt.bytes_written);
         atomic_store(&job->finished, true);
         atomic_store(&job->settled, true);
-        job->started_mono = job->sample_mono = now_monotonic();
+        job->started_mono = job->sample_mono = mono_s();
         job->reported_end = job->reported ? job->ended_at : -1;
         job->reported_runs = job->n_runs;
         if (job->state == JOB_RUNNING || job->state == JOB_FLUSHING) {
@@ -2374,7 +2355,7 @@ static struct json_object *job_json_snapshot(struct job *job, enum job_state *s,
         pthread_mutex_unlock(&job->lock);
         if (e)
                 json_add(o, "error", e);
-        *elapsed = (*ended > 0 ? *ended : now_realtime()) - job->started_at;
+        *elapsed = (*ended > 0 ? *ended : real_s()) - job->started_at;
         return o;
 }
 
@@ -2399,7 +2380,7 @@ struct json_object *job_to_json(struct job *job) {
         e = error_json(job);
         if (e)
                 json_add(o, "error", e);
-        elapsed = (job->ended_at > 0 ? job->ended_at : now_realtime()) - job->started_at;
+        elapsed = (job->ended_at > 0 ? job->ended_at : real_s()) - job->started_at;
         json_add(o, "id", json_object_new_uint64(job->id));
         json_add(o, "device", json_object_new_string(job->device));
         json_add(o, "node", json_object_new_string(job->info.node));
@@ -2456,11 +2437,6 @@ struct json_object *job_to_json(struct job *job) {
         json_add(o, "identity", device_identity_json(&job->info));
         pthread_mutex_unlock(&job->lock);
         return TAKE_PTR(o);
-}
-
-static void hex(char *out, const uint8_t *in, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                sprintf(out + 2 * i, "%02x", in[i]);
 }
 
 static struct json_object *offsets_json(const struct verify_result *r) {
@@ -2531,10 +2507,10 @@ static struct json_object *passes_json(struct job *job, bool with_keys) {
                         json_add(p, "cipher", json_object_new_string(keystream_cipher_name(job->cipher)));
                         /* The fingerprint names the key without revealing it: SHA-256, first 16 bytes. */
                         EVP_Digest(jp->key, jp->key_len, digest, &dlen, EVP_sha256(), NULL);
-                        hex(hexbuf, digest, 16);
+                        hex_encode(hexbuf, digest, 16);
                         json_add(p, "key_fingerprint", json_object_new_string(hexbuf));
                         if (with_keys) {
-                                hex(hexbuf, jp->key, jp->key_len);
+                                hex_encode(hexbuf, jp->key, jp->key_len);
                                 json_add(p, "key", json_object_new_string(hexbuf));
                         }
                         OPENSSL_cleanse(hexbuf, sizeof(hexbuf));

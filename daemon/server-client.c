@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cleanup.h"
+#include "clock.h"
 #include "daemon-config.h"
 #include "daemon.h"
 #include "protocol.h"
@@ -584,7 +585,7 @@ static struct json_object *op_probe(struct request_ctx *c) {
         for (size_t i = 0; i < n; i++) {
                 struct device_probe p;
 
-                k = device_probe(devices[i], &p);
+                k = device_probe(devices[i], job_wiping, &p);
                 if (k < 0) {
                         device_probe_done(&p);
                         json_object_put(r);
@@ -605,20 +606,6 @@ void watch_free(struct watch *w) {
         free(w);
 }
 
-static double now_mono(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
-
-static double now_real(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
-
 /* What an event is sent for: the job's state, its stage and its run. */
 static uint32_t job_signature(struct job *job) {
         return (uint32_t) job_get_state(job) | atomic_load(&job->stage_index) << 4 | atomic_load(&job->run) << 20;
@@ -634,7 +621,7 @@ static struct json_object *watch_event(const char *name, const char *key, struct
                 json_object_put(val);
                 return NULL;
         }
-        snprintf(t, sizeof(t), "%.3f", now_real());
+        snprintf(t, sizeof(t), "%.3f", real_s());
         json_object_object_add(e, "event", json_object_new_string(name));
         json_object_object_add(e, "time", json_object_new_double_s(strtod(t, NULL), t));
         json_object_object_add(e, key, val);
@@ -642,7 +629,7 @@ static struct json_object *watch_event(const char *name, const char *key, struct
 }
 
 int watch_events(struct watch *w, struct json_object *events) {
-        double now = now_mono();
+        double now = mono_s();
         bool all_ended = true;
 
         if (w->ended)
@@ -749,7 +736,7 @@ static struct json_object *op_watch(struct request_ctx *c) {
 
                 /* The reply is the first look: events follow changes and the interval from here. */
                 w->seen[i] = job_signature(job);
-                w->sent[i] = now_mono();
+                w->sent[i] = mono_s();
                 json_object_array_add(arr, job_to_json(job));
         }
         json_object_object_add(r, "jobs", arr);

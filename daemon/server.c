@@ -16,6 +16,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "cleanup.h"
+#include "clock.h"
 #include "daemon.h"
 #include "daemon-config.h"
 #include "protocol.h"
@@ -43,7 +44,6 @@ static struct conn listen_tag, signal_tag, timer_tag;  /* distinct epoll data po
 static unsigned n_conns;
 static struct conn *conns;
 
-static double mono_now(void);
 
 static void conn_free(int ep, struct conn *c) {
         if (!c)
@@ -193,7 +193,7 @@ static void conn_read(int ep, struct conn *c, struct pool *pool) {
                         break;
                 }
                 c->in_len += (size_t) n;
-                c->active = mono_now();
+                c->active = mono_s();
                 had = c->in_len - (size_t) n;
                 conn_process_lines(c, pool);
                 /* An unfinished line is timed from its first byte: trickling does not keep it. A
@@ -240,7 +240,7 @@ static void server_accept(int ep, int listen_fd) {
                         continue;
                 }
                 c->fd = fd;
-                c->active = mono_now();
+                c->active = mono_s();
                 c->peer.uid = cred.uid;
                 c->peer.gid = cred.gid;
                 c->peer.pid = cred.pid;
@@ -338,13 +338,6 @@ static void server_notify(double now, double *status_at, double *watchdog_at, ui
         }
 }
 
-static double mono_now(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
-
 int server_run(int listen_fd, struct pool *pool, void (*on_stop)(void *), void *arg) {
         _cleanup_close_ int ep = -1, sfd = -1, tfd = -1;
         /* Ticks: watch events (state changes within 0.1 s) and rate samples (job.c keeps its own pace). */
@@ -375,7 +368,7 @@ int server_run(int listen_fd, struct pool *pool, void (*on_stop)(void *), void *
         if (sd_watchdog_enabled(0, &watchdog_usec) <= 0)
                 watchdog_usec = 0;
         sd_notify(0, "READY=1\nSTATUS=idle");
-        watchdog_at = mono_now();
+        watchdog_at = mono_s();
         log_info("ready: %u worker threads, %s of I/O buffers", pool_threads(pool),
                  units_size(mem, sizeof(mem), pool_memory(pool)));
 
@@ -412,8 +405,8 @@ int server_run(int listen_fd, struct pool *pool, void (*on_stop)(void *), void *
                                 (void) !read(tfd, &ticks, sizeof(ticks));
                                 job_tick();
                                 server_watch_tick(ep);
-                                server_timeouts(mono_now());
-                                server_notify(mono_now(), &status_at, &watchdog_at, watchdog_usec);
+                                server_timeouts(mono_s());
+                                server_notify(mono_s(), &status_at, &watchdog_at, watchdog_usec);
                                 if (listen_paused && add_fd(ep, listen_fd, &listen_tag) == 0)
                                         listen_paused = false;
                         } else {

@@ -19,6 +19,7 @@
 
 #include "atomicfile.h"
 #include "cleanup.h"
+#include "strutil.h"
 #include "daemon.h"
 #include "protocol.h"
 
@@ -51,11 +52,6 @@ static void add(struct json_object *o, const char *k, struct json_object *v) {
 
 static struct json_object *str_or_null(const char *s) {
         return s ? json_object_new_string(s) : NULL;
-}
-
-static void hex(char *out, const uint8_t *in, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                sprintf(out + 2 * i, "%02x", in[i]);
 }
 
 static struct json_object *verify_json(const struct verify_result *v) {
@@ -200,7 +196,7 @@ struct json_object *state_record_json(struct job *job) {
                 if (!p)
                         break;
                 add(p, "pattern", json_object_new_string(pass_name(&jp->pass, name, sizeof(name))));
-                hex(keyhex, jp->key, jp->key_len);
+                hex_encode(keyhex, jp->key, jp->key_len);
                 add(p, "key", jp->key_len ? json_object_new_string(keyhex) : NULL);
                 OPENSSL_cleanse(keyhex, sizeof(keyhex));
                 add(p, "written", json_object_new_boolean(jp->written));
@@ -243,7 +239,7 @@ static int record_hash(const char *text, size_t len, char out[RECORD_HASH_HEX + 
 
         if (!EVP_Digest(text, len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
                 return -EIO;
-        hex(out, md, 32);
+        hex_encode(out, md, 32);
         return 0;
 }
 
@@ -448,22 +444,6 @@ static char *get_str(struct parser *p, struct json_object *o, const char *key, b
         return s;
 }
 
-static int unhex(const char *s, uint8_t *out, size_t max, size_t *n) {
-        size_t len = strlen(s);
-
-        if (len % 2 || len / 2 > max)
-                return -EINVAL;
-        for (size_t i = 0; i < len; i += 2) {
-                unsigned v;
-
-                if (sscanf(s + i, "%2x", &v) != 1 || !strchr("0123456789abcdef", s[i]) || !strchr("0123456789abcdef", s[i + 1]))
-                        return -EINVAL;
-                out[i / 2] = (uint8_t) v;
-        }
-        *n = len / 2;
-        return 0;
-}
-
 static void parse_verify(struct parser *p, struct json_object *o, struct verify_result *v) {
         struct json_object *first;
         const char *mode;
@@ -514,16 +494,6 @@ static void parse_verify(struct parser *p, struct json_object *o, struct verify_
                 if (v->end == _VERIFY_END_MAX && !p->bad)
                         p->bad = "end";
         }
-}
-
-static int parse_devno(const char *s, dev_t *ret) {
-        unsigned ma, mi;
-        char end;
-
-        if (!s || sscanf(s, "%u:%u%c", &ma, &mi, &end) != 2)
-                return -EINVAL;
-        *ret = makedev(ma, mi);
-        return 0;
 }
 
 static void parse_identity(struct parser *p, struct json_object *o, struct device_identity *id) {
@@ -786,7 +756,7 @@ int state_record_parse(struct json_object *rec, struct job *job, char *err, size
                                 p.bad = "pattern";
                         k = field(&p, o, "key", json_type_string, true);
                         if (jp->pass.kind == PASS_RANDOM &&
-                            (!k || unhex(json_object_get_string(k), jp->key, sizeof(jp->key), &jp->key_len) < 0 ||
+                            (!k || hex_decode(json_object_get_string(k), jp->key, sizeof(jp->key), &jp->key_len) < 0 ||
                              jp->key_len != keystream_key_size(job->cipher)) && !p.bad)
                                 p.bad = "key";
                         if (jp->key_len)

@@ -35,6 +35,7 @@
 #include <liburing.h>
 
 #include "cleanup.h"
+#include "clock.h"
 #include "daemon.h"
 
 /* Verification regenerates the expected data in pieces this small, so that it is still in the
@@ -107,13 +108,6 @@ struct pool {
         struct worker *workers;
         unsigned started;
 };
-
-static uint64_t now_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
 
 unsigned pool_threads(struct pool *pool) {
         return pool->threads;
@@ -487,7 +481,7 @@ static struct chunk_work *worker_pick(struct worker *w, uint64_t *off, uint32_t 
                                 uint64_t wj, wp;
 
                                 if (!now)
-                                        now = now_ns();
+                                        now = mono_ns();
                                 wj = rate_wait(&job->rate, now);
                                 wp = rate_wait(&pool->rate, now);
                                 if (wj || wp) {
@@ -621,13 +615,13 @@ static bool media_error(int e) {
 static void job_io_ok(struct job *job) {
         if (atomic_load_explicit(&job->fail_streak, memory_order_relaxed))
                 atomic_store(&job->fail_streak, 0);
-        atomic_store_explicit(&job->last_ok_ns, now_ns(), memory_order_relaxed);
+        atomic_store_explicit(&job->last_ok_ns, mono_ns(), memory_order_relaxed);
 }
 
 /* A failure: 0, or -EIO when the failures since the last success make the device dead (then the
  * job is failed here). One bad sector never does: halving it alternates failures and successes. */
 static int job_io_failed(struct job *job, int r, uint64_t off) {
-        uint64_t now = now_ns(), start = 0, n = atomic_fetch_add(&job->fail_streak, 1) + 1;
+        uint64_t now = mono_ns(), start = 0, n = atomic_fetch_add(&job->fail_streak, 1) + 1;
 
         if (n == 1 || !atomic_load(&job->fail_streak_ns))
                 atomic_store(&job->fail_streak_ns, now);

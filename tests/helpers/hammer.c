@@ -56,6 +56,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "clock.h"
+
 #define LINE_MAX_PROTO (64 * 1024)     /* the daemon's request limit (wiped(8)) */
 #define REPLY_TIMEOUT 10.0              /* seconds for any one reply */
 
@@ -72,15 +74,8 @@ struct conn {
         bool eof;               /* the daemon closed it (EOF or ECONNRESET) */
 };
 
-static double now(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
-
 static int ms_until(double deadline) {
-        double d = deadline - now();
+        double d = deadline - mono_s();
 
         return d <= 0 ? 0 : (int) (d * 1000) + 1;
 }
@@ -137,7 +132,7 @@ static int conn_open(struct conn *c, double deadline) {
                 if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0)
                         break;
                 close(fd);
-                if (errno != EAGAIN || now() > deadline)
+                if (errno != EAGAIN || mono_s() > deadline)
                         return -errno;
                 usleep(10000);
         }
@@ -168,7 +163,7 @@ static int conn_send(struct conn *c, const void *buf, size_t len, double deadlin
                                 continue;
                         if (errno != EAGAIN)
                                 return -errno;
-                        if (now() > deadline)
+                        if (mono_s() > deadline)
                                 return -ETIMEDOUT;
                         (void) poll(&pfd, 1, ms_until(deadline));
                         continue;
@@ -243,7 +238,7 @@ static char *conn_read_line(struct conn *c, double deadline, bool *closed) {
                         *closed = true;
                         return NULL;
                 }
-                if (now() > deadline)
+                if (mono_s() > deadline)
                         return NULL;
                 if (poll(&pfd, 1, ms_until(deadline)) > 0)
                         (void) conn_fill(c);
@@ -282,7 +277,7 @@ static int run_connections(long n, double hold, double interval) {
         struct conn *cs = xmalloc((size_t) n * sizeof(*cs));
         enum { PENDING, SERVED, REFUSED, FAILED } *st = xmalloc((size_t) n * sizeof(*st));
         long served = 0, refused = 0, failed = 0, dropped = 0, pings = 0, missed = 0;
-        double deadline = now() + 10 + (double) n / 50;
+        double deadline = mono_s() + 10 + (double) n / 50;
         bool *waiting = xmalloc((size_t) n * sizeof(*waiting));
         struct pollfd *pfds = xmalloc((size_t) n * sizeof(*pfds));
         long pending;
@@ -301,7 +296,7 @@ static int run_connections(long n, double hold, double interval) {
         for (long i = 0; i < n; i++)
                 if (st[i] == PENDING && conn_send(&cs[i], req, sizeof(req) - 1, deadline) < 0)
                         cs[i].eof = true;       /* refused at once: the answer may be waiting */
-        for (pending = n - failed; pending > 0 && now() < deadline;) {
+        for (pending = n - failed; pending > 0 && mono_s() < deadline;) {
                 nfds_t k = 0;
 
                 for (long i = 0; i < n; i++)
@@ -346,12 +341,12 @@ static int run_connections(long n, double hold, double interval) {
 
         /* Hold the served connections, pinging every interval. */
         {
-                double end = now() + hold, next_ping = interval > 0 ? now() + interval : end + 1;
+                double end = mono_s() + hold, next_ping = interval > 0 ? mono_s() + interval : end + 1;
                 long open = served;
 
                 for (long i = 0; i < n; i++)
                         waiting[i] = false;
-                while (open > 0 && now() < end) {
+                while (open > 0 && mono_s() < end) {
                         double until = next_ping < end ? next_ping : end;
                         nfds_t k = 0;
 
@@ -376,7 +371,7 @@ static int run_connections(long n, double hold, double interval) {
                                         conn_close(&cs[i]);
                                 }
                         }
-                        if (now() >= next_ping && now() < end) {
+                        if (mono_s() >= next_ping && mono_s() < end) {
                                 char ping[64];
                                 int len = snprintf(ping, sizeof(ping), "{\"id\":%ld,\"op\":\"version\"}\n", pings + 2);
 
@@ -385,7 +380,7 @@ static int run_connections(long n, double hold, double interval) {
                                                 continue;
                                         missed += waiting[i];
                                         waiting[i] = true;
-                                        (void) conn_send(&cs[i], ping, (size_t) len, now() + 1);
+                                        (void) conn_send(&cs[i], ping, (size_t) len, mono_s() + 1);
                                 }
                                 pings++;
                                 next_ping += interval;
@@ -397,7 +392,7 @@ static int run_connections(long n, double hold, double interval) {
                         char *line;
 
                         while (st[i] == SERVED && cs[i].fd >= 0 && waiting[i]) {
-                                line = conn_read_line(&cs[i], now() + 1, &closed);
+                                line = conn_read_line(&cs[i], mono_s() + 1, &closed);
                                 if (!line) {
                                         missed++;
                                         break;
@@ -429,12 +424,12 @@ static int run_idle(enum mode mode, const char *job, double max_wait) {
         char first[256] = "";
         int r;
 
-        r = conn_open(&c, now() + 10);
+        r = conn_open(&c, mono_s() + 10);
         if (r < 0) {
                 fprintf(stderr, "hammer: %s: %s\n", sock_path, strerror(-r));
                 return 99;
         }
-        t0 = now();
+        t0 = mono_s();
         if (mode == MODE_SLOW) {
                 static const char half[] = "{\"id\":1,\"op\":\"vers";
 
@@ -466,7 +461,7 @@ static int run_idle(enum mode mode, const char *job, double max_wait) {
 
         deadline = t0 + max_wait;
         next_byte = t0 + 0.5;
-        while (!c.eof && now() < deadline) {
+        while (!c.eof && mono_s() < deadline) {
                 struct pollfd pfd = { .fd = c.fd, .events = POLLIN };
                 double until = mode == MODE_TRICKLE && next_byte < deadline ? next_byte : deadline;
 
@@ -486,14 +481,14 @@ static int run_idle(enum mode mode, const char *job, double max_wait) {
                         if (mode == MODE_IDLE_WATCH)
                                 c.len = 0;      /* events: not interesting here */
                 }
-                if (mode == MODE_TRICKLE && !c.eof && now() >= next_byte) {
-                        if (conn_send(&c, "a", 1, now() + 1) < 0)
+                if (mode == MODE_TRICKLE && !c.eof && mono_s() >= next_byte) {
+                        if (conn_send(&c, "a", 1, mono_s() + 1) < 0)
                                 c.eof = true;
                         next_byte += 0.5;
                 }
         }
         if (c.eof) {
-                printf("closed_after=%.2f%s%s\n", now() - t0, got_any && mode != MODE_IDLE_WATCH ? " said=" : "",
+                printf("closed_after=%.2f%s%s\n", mono_s() - t0, got_any && mode != MODE_IDLE_WATCH ? " said=" : "",
                        got_any && mode != MODE_IDLE_WATCH ? first : "");
                 conn_close(&c);
                 if (mode == MODE_IDLE_WATCH) {
@@ -510,11 +505,11 @@ static int run_idle(enum mode mode, const char *job, double max_wait) {
         /* The watcher was left alone: does the connection still answer? */
         {
                 static const char req[] = "{\"id\":2,\"op\":\"version\"}\n";
-                double until = now() + REPLY_TIMEOUT;
+                double until = mono_s() + REPLY_TIMEOUT;
                 char *line;
                 bool answered = false;
 
-                r = conn_send(&c, req, sizeof(req) - 1, now() + 5);
+                r = conn_send(&c, req, sizeof(req) - 1, mono_s() + 5);
                 while (r == 0 && !answered && (line = conn_read_line(&c, until, &closed))) {
                         answered = is_ok_reply(line) && strstr(line, "\"id\":2,");
                         free(line);
@@ -828,7 +823,7 @@ static int run_garbage(uint64_t seed, long count, long n_conns, const char *log_
                 bool overlong, closed = false;
                 const char *why = NULL;
                 char *line = NULL;
-                double t0 = now();
+                double t0 = mono_s();
                 int r;
 
                 gen_line(&b, &overlong);
@@ -837,7 +832,7 @@ static int run_garbage(uint64_t seed, long count, long n_conns, const char *log_
                 if (c->fd >= 0 && (t0 - used[i % n_conns] > 1.0 || conn_fill(c) < 0 || c->eof))
                         conn_close(c);
                 used[i % n_conns] = t0;
-                if (c->fd < 0 && (r = conn_open(c, now() + 10)) < 0) {
+                if (c->fd < 0 && (r = conn_open(c, mono_s() + 10)) < 0) {
                         fprintf(stderr, "hammer: line %ld: connect: %s (the daemon died?)\n", i, strerror(-r));
                         bad++;
                         break;
@@ -847,17 +842,17 @@ static int run_garbage(uint64_t seed, long count, long n_conns, const char *log_
                 {
                         size_t cut1 = rng_below(b.len), cut2 = cut1 + rng_below(b.len - cut1);
 
-                        r = conn_send(c, b.p, cut1, now() + 5);
+                        r = conn_send(c, b.p, cut1, mono_s() + 5);
                         if (r == 0)
-                                r = conn_send(c, b.p + cut1, cut2 - cut1, now() + 5);
+                                r = conn_send(c, b.p + cut1, cut2 - cut1, mono_s() + 5);
                         if (r == 0)
-                                r = conn_send(c, b.p + cut2, b.len - cut2, now() + 5);
+                                r = conn_send(c, b.p + cut2, b.len - cut2, mono_s() + 5);
                 }
                 b.len--;
                 if (r < 0 && !overlong) {
                         why = "the connection closed while sending";
                 } else {
-                        line = conn_read_line(c, now() + REPLY_TIMEOUT, &closed);
+                        line = conn_read_line(c, mono_s() + REPLY_TIMEOUT, &closed);
                         if (!line)
                                 why = closed ? "closed without a reply" : "no reply within 10 s";
                         else if (!is_error_reply(line))
@@ -879,10 +874,10 @@ static int run_garbage(uint64_t seed, long count, long n_conns, const char *log_
                                 print_escaped("reply", line, strlen(line));
                 } else if (!overlong)
                         errors++;
-                if (!why && now() - t0 > 1.0) {
+                if (!why && mono_s() - t0 > 1.0) {
                         /* The main loop serves every client: one request must not hold it. */
                         slow++;
-                        fprintf(stderr, "hammer: line %ld (seed %" PRIu64 "): answered after %.1f s\n", i, seed, now() - t0);
+                        fprintf(stderr, "hammer: line %ld (seed %" PRIu64 "): answered after %.1f s\n", i, seed, mono_s() - t0);
                         print_escaped("sent", b.p, b.len);
                 }
                 free(line);
@@ -919,7 +914,7 @@ static int run_watch_vanish(long n, const char *jobs, double span, uint64_t seed
         }
         buf_str(&req, "}\n");
         for (long i = 0; i < n; i++) {
-                int r = conn_open(&cs[i], now() + 10);
+                int r = conn_open(&cs[i], mono_s() + 10);
                 bool closed;
                 char *line;
 
@@ -928,8 +923,8 @@ static int run_watch_vanish(long n, const char *jobs, double span, uint64_t seed
                         failed++;
                         continue;
                 }
-                r = conn_send(&cs[i], req.p, req.len, now() + 5);
-                line = r < 0 ? NULL : conn_read_line(&cs[i], now() + REPLY_TIMEOUT, &closed);
+                r = conn_send(&cs[i], req.p, req.len, mono_s() + 5);
+                line = r < 0 ? NULL : conn_read_line(&cs[i], mono_s() + REPLY_TIMEOUT, &closed);
                 if (line && is_ok_reply(line)) {
                         replied++;
                 } else {
@@ -939,7 +934,7 @@ static int run_watch_vanish(long n, const char *jobs, double span, uint64_t seed
                 }
                 free(line);
         }
-        t0 = now();
+        t0 = mono_s();
         for (long i = 0; i < n; i++) {
                 when[i] = t0 + span * (double) rng_below(1000) / 1000.0;
                 how[i] = (int) rng_below(4);
@@ -972,7 +967,7 @@ static int run_watch_vanish(long n, const char *jobs, double span, uint64_t seed
                                         free(line);
                                 }
                         }
-                        if (now() < when[i] && !cs[i].eof)
+                        if (mono_s() < when[i] && !cs[i].eof)
                                 continue;
                         switch (how[i]) {
                         case 2:         /* half-close first: the daemon sees EOF while watching */
@@ -980,7 +975,7 @@ static int run_watch_vanish(long n, const char *jobs, double span, uint64_t seed
                                 usleep(1000);
                                 break;
                         case 3:         /* half a request, then gone */
-                                (void) conn_send(&cs[i], half, strlen(half), now() + 1);
+                                (void) conn_send(&cs[i], half, strlen(half), mono_s() + 1);
                                 break;
                         default:
                                 break;
