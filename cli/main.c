@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sample.h"
+#include "vocab.h"
 #include "wipectl.h"
 
 /* Every command, in the order "wipectl --help" lists them (tmux's cmd_table). */
@@ -129,39 +129,7 @@ int wipectl_parse_seed(const char *s, uint64_t *ret) {
 }
 
 int wipectl_parse_verify(const char *s, double *percent) {
-        const char *pct;
-        size_t digits, dots;
-        double v;
-
-        if (!s)
-                return -EINVAL;
-        if (strcmp(s, "none") == 0 || strcmp(s, "last") == 0 || strcmp(s, "all") == 0) {
-                if (percent)
-                        *percent = 0;
-                return 0;
-        }
-        if (strcmp(s, "sample") == 0) {
-                if (percent)
-                        *percent = SAMPLE_PERCENT_DEFAULT;
-                return 0;
-        }
-        if (strncmp(s, "sample=", 7) != 0)
-                return -EINVAL;
-        /* A plain decimal number, "10" or "2.5": no sign, exponent, hex, "inf" or "nan", which
-         * strtod() would all take. */
-        pct = s + 7;
-        digits = strspn(pct, "0123456789.");
-        dots = 0;
-        for (const char *p = pct; *p; p++)
-                dots += *p == '.';
-        if (digits == 0 || pct[digits] != '\0' || dots > 1 || strcmp(pct, ".") == 0)
-                return -EINVAL;
-        v = strtod(pct, NULL);
-        if (!(v > 0 && v <= 100))
-                return -EINVAL;
-        if (percent)
-                *percent = v;
-        return 0;
+        return verify_mode_parse(s, NULL, percent);
 }
 
 static void main_usage(FILE *f) {

@@ -10,6 +10,7 @@
 
 #include "cleanup.h"
 #include "units.h"
+#include "vocab.h"
 #include "wipectl.h"
 
 const char *output_get_string(struct json_object *o, const char *key, const char *def) {
@@ -74,9 +75,7 @@ const char *output_size_exact(char *buf, size_t n, uint64_t bytes) {
 }
 
 bool output_state_ended(const char *state) {
-        return state && (strcmp(state, "done") == 0 || strcmp(state, "done-with-errors") == 0 ||
-                         strcmp(state, "failed") == 0 ||
-                         strcmp(state, "cancelled") == 0 || strcmp(state, "interrupted") == 0);
+        return job_state_name_is_final(state);
 }
 
 int64_t output_device_size(struct json_object *o) {

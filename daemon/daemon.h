@@ -15,6 +15,7 @@
 #include "method.h"
 #include "rate.h"
 #include "sample.h"
+#include "vocab.h"
 
 #define WIPED_STATE_DIR_DEFAULT "/var/lib/wiped"
 #define WIPED_GROUP "wiped"
@@ -157,36 +158,7 @@ struct json_object *device_signatures_json(const struct device_signature *s, siz
 struct json_object *device_probe_json(const struct device_probe *p);
 
 /* job.c */
-enum job_state {
-        JOB_RUNNING,
-        JOB_FLUSHING,
-        JOB_DONE,
-        JOB_FAILED,
-        JOB_CANCELLED,
-        JOB_INTERRUPTED,
-        JOB_PAUSED,                     /* stopped by a user at a checkpoint; resumable */
-        JOB_DONE_ERRORS,                /* done, but for bad sectors that could not be written */
-        _JOB_STATE_MAX,
-};
-
-enum verify_mode {
-        VERIFY_NONE,
-        VERIFY_SAMPLE,                  /* NIST SP 800-88 sampling of the last pass */
-        VERIFY_LAST,                    /* read the whole device after the last pass */
-        VERIFY_ALL,                     /* read the whole device after every pass */
-        _VERIFY_MODE_MAX,
-};
-
 #define VERIFY_FIRST_MAX 16             /* mismatching sector offsets kept */
-
-/* How a verification run ended. */
-enum verify_end {
-        VERIFY_END_COMPLETE,            /* every planned byte was compared (passed or failed) */
-        VERIFY_END_CANCELLED,           /* a later verification, cancelled */
-        VERIFY_END_INTERRUPTED,         /* a later verification, stopped by the daemon's stop */
-        VERIFY_END_ERROR,               /* a later verification that could not read (I/O error) */
-        _VERIFY_END_MAX,
-};
 
 /* One verification of one pass. */
 struct verify_result {
@@ -224,16 +196,6 @@ struct stage {
         enum verify_mode mode;          /* verify: what it is reported as */
 };
 
-/* A line of a job's history (reports list them): where it started, stopped and went on. */
-enum job_event_kind {
-        JOB_EVENT_STARTED,
-        JOB_EVENT_INTERRUPTED,
-        JOB_EVENT_PAUSED,
-        JOB_EVENT_RESUMED,
-        JOB_EVENT_ENDED,
-        _JOB_EVENT_MAX,
-};
-
 struct job_event {
         enum job_event_kind kind;
         double at;                      /* CLOCK_REALTIME seconds */
@@ -269,6 +231,25 @@ struct job_unit {
         struct extent one;              /* a whole-device chunk */
 };
 
+/* A job: one device, its passes and verification, and where it got to.
+ *
+ * Threads. The main thread owns the job table (job.c), submits, stops, resumes, forgets, writes
+ * records and reports and samples rates. Worker threads (worker.c) claim units, write and read
+ * them and release them (job_claim_unit, job_release_chunk, job_bad_range, job_verify_mismatch,
+ * job_fail). The flusher thread (job-stage.c) flushes a completed stage, judges it and moves the
+ * job on, and takes checkpoints; without a flusher, the worker that released the last unit does.
+ *
+ * Locks, in the order they are taken (never the other way round):
+ *   1. the pool lock (pool_lock, pool_locked: worker.c): the pool's list of jobs with units to
+ *      claim, and a job's stage_index and stage_units, which change only under it and only while
+ *      no unit of the job is held (job_stage_next, job_stage_enter, job_stage_resume);
+ *   2. job->lock: the fields under "Protected by lock", "Bad sectors", "Persistence" and "The wipe
+ *      itself" below;
+ *   3. the flusher's lock (job-stage.c): its two queues (flush_next, ckpt_next) and its running and
+ *      stop flags. It is never taken while a job lock is held: flusher_post and
+ *      flusher_post_checkpoint drop the job lock first.
+ * The atomics below are read and written without a lock; "finished" and "run" change under
+ * job->lock. The "Main thread only" fields are read and written on the main thread alone. */
 struct job {
         uint64_t id;
         char *device;                   /* path as the client gave it */
@@ -295,7 +276,7 @@ struct job {
         struct stage *stages;           /* the steps, in order */
         unsigned n_stages;
 
-        /* Changed only when no unit of the job is held (under the pool lock, see pool_claim). */
+        /* Changed only when no unit of the job is held, under the pool lock (job_stage_enter). */
         atomic_uint stage_index;        /* index of the current stage */
         atomic_uint_fast64_t stage_units; /* units of the current stage */
         uint64_t work_total;            /* bytes to write and read over all stages of this run */
@@ -400,10 +381,6 @@ struct job_request {
         struct json_object *const *expect; /* per device: the identity the client confirmed, or NULL */
 };
 
-const char *verify_mode_name(enum verify_mode m);
-/* Parse "none", "sample", "sample=PCT", "last", "all". 0 or -EINVAL. */
-int verify_mode_parse(const char *s, enum verify_mode *mode, double *percent);
-
 /* Create and start jobs for every device (all or nothing): returns 0 and the new jobs in
  * ret[0..n), or -errno with a message naming the refused device in err. */
 int job_submit(struct pool *pool, const char *const *devices, size_t n, const struct job_request *rq,
@@ -475,15 +452,11 @@ void job_destroy(struct job *job);
  * now if it was not yet (a job that shows an end has its signed report); else a report made now,
  * unsigned. with_keys (root) always makes a new one, unsigned. NULL on ENOMEM. */
 struct json_object *job_report(struct job *job, bool with_keys);
-/* The name of a verification run's result: passed, failed, cancelled, interrupted or error. */
-const char *verify_result_name(const struct verify_result *r);
 /* "idle", or "3 running, 41% overall, ETA 2h13m" (sd_notify STATUS=). */
 void job_summary(char *buf, size_t n);
 /* Update smoothed rates; called by the main loop about twice a second. */
 void job_sample_rates(void);
 enum job_state job_get_state(struct job *job);
-bool job_state_is_final(enum job_state s);
-const char *job_state_name(enum job_state s);
 /* JSON renderings (see wiped(8) PROTOCOL): NULL on ENOMEM. */
 struct json_object *job_to_json(struct job *job);
 struct json_object *job_report_json(struct job *job, bool with_keys);
@@ -526,16 +499,11 @@ int state_record_parse(struct json_object *rec, struct job *job, char *err, size
 /* The checkpoint's done units ([first, count] pairs) into bits of n units (zeroed by the caller):
  * 0, or -EBADMSG when one is out of range. */
 int state_record_bits(struct json_object *rec, uint64_t *bits, uint64_t n);
-const char *job_event_name(enum job_event_kind k);
 /* The job's bad ranges as [{offset, length}] (job lock held). NULL on ENOMEM. */
-struct json_object *job_bad_ranges_json(const struct job *job);
+struct json_object *state_bad_ranges_json(const struct job *job);
 /* The job's history as JSON (job lock held). NULL on ENOMEM. */
-struct json_object *job_history_json(const struct job *job);
+struct json_object *state_history_json(const struct job *job);
 #define JOB_HISTORY_MAX 1000         /* events kept per job */
-/* A number for a newly set key (the workers cache their cipher by it). */
-uint64_t job_key_serial_next(void);
-/* Append an event to the job's history (job lock held). 0 or -ENOMEM. */
-int job_event_add(struct job *job, enum job_event_kind kind, const char *reason, uint64_t bytes_done);
 
 /* worker.c */
 struct pool_config {

@@ -26,18 +26,6 @@
 #define RECORD_PREFIX "{\"format\":2,\"sha256\":\""
 #define RECORD_HASH_HEX 64
 
-static const char *const event_names[_JOB_EVENT_MAX] = {
-        [JOB_EVENT_STARTED] = "started",
-        [JOB_EVENT_INTERRUPTED] = "interrupted",
-        [JOB_EVENT_PAUSED] = "paused",
-        [JOB_EVENT_RESUMED] = "resumed",
-        [JOB_EVENT_ENDED] = "ended",
-};
-
-const char *job_event_name(enum job_event_kind k) {
-        return k < _JOB_EVENT_MAX ? event_names[k] : "unknown";
-}
-
 int state_write_atomic(const char *dir, const char *name, const char *text, size_t len) {
         _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
@@ -76,7 +64,7 @@ static struct json_object *verify_json(const struct verify_result *v) {
         add(o, "at", json_object_new_double(v->at));
         /* Absent for a run that compared all it planned (records before it had none). */
         if (v->end != VERIFY_END_COMPLETE)
-                add(o, "end", json_object_new_string(verify_result_name(v)));
+                add(o, "end", json_object_new_string(verify_result_word(v->end, v->mismatched != 0)));
         return o;
 }
 
@@ -104,7 +92,7 @@ static struct json_object *bits_json(const uint64_t *bits, uint64_t n) {
         return a;
 }
 
-struct json_object *job_bad_ranges_json(const struct job *job) {
+struct json_object *state_bad_ranges_json(const struct job *job) {
         struct json_object *a = json_object_new_array();
 
         for (size_t i = 0; a && i < job->n_bad; i++) {
@@ -119,7 +107,7 @@ struct json_object *job_bad_ranges_json(const struct job *job) {
         return a;
 }
 
-struct json_object *job_history_json(const struct job *job) {
+struct json_object *state_history_json(const struct job *job) {
         struct json_object *a = json_object_new_array();
 
         for (size_t i = 0; a && i < job->n_history; i++) {
@@ -223,8 +211,8 @@ struct json_object *state_record_json(struct job *job) {
         add(o, "wipe_ended", json_object_new_double(job->wipe_ended));
         add(o, "wipe_work", json_object_new_uint64(job->wipe_work));
         add(o, "ended_at", json_object_new_double(job->ended_at));
-        add(o, "history", job_history_json(job));
-        add(o, "bad_ranges", job_bad_ranges_json(job));
+        add(o, "history", state_history_json(job));
+        add(o, "bad_ranges", state_bad_ranges_json(job));
         add(o, "interruptions", json_object_new_int((int) job->interruptions));
         add(o, "pauses", json_object_new_int((int) job->pauses));
         add(o, "resumes", json_object_new_int((int) job->resumes));
@@ -488,10 +476,7 @@ static void parse_verify(struct parser *p, struct json_object *o, struct verify_
         if (first) {
                 const char *e = json_object_is_type(first, json_type_string) ? json_object_get_string(first) : "";
 
-                v->end = strcmp(e, "cancelled") == 0 ? VERIFY_END_CANCELLED :
-                         strcmp(e, "interrupted") == 0 ? VERIFY_END_INTERRUPTED :
-                         strcmp(e, "error") == 0 ? VERIFY_END_ERROR : _VERIFY_END_MAX;
-                if (v->end == _VERIFY_END_MAX && !p->bad)
+                if (verify_end_from_name(e, &v->end) < 0 && !p->bad)
                         p->bad = "end";
         }
 }
@@ -620,7 +605,6 @@ static void parse_history(struct parser *p, struct json_object *a, struct job *j
                 struct json_object *o = json_object_array_get_idx(a, i), *v;
                 struct job_event *e = &job->history[job->n_history];
                 const char *kind, *phase;
-                int k;
 
                 if (!json_object_is_type(o, json_type_object)) {
                         if (!p->bad)
@@ -629,15 +613,12 @@ static void parse_history(struct parser *p, struct json_object *a, struct job *j
                 }
                 v = field(p, o, "event", json_type_string, false);
                 kind = v ? json_object_get_string(v) : "";
-                for (k = 0; k < _JOB_EVENT_MAX && strcmp(kind, event_names[k]) != 0; k++)
-                        ;
-                if (k == _JOB_EVENT_MAX) {
+                if (job_event_from_name(kind, &e->kind) < 0) {
                         if (!p->bad)
                                 p->bad = "event";
                         return;
                 }
                 job->n_history++;
-                e->kind = (enum job_event_kind) k;
                 e->at = get_double(p, o, "at");
                 e->node = get_str(p, o, "node", true);
                 e->reason = get_str(p, o, "reason", true);
@@ -691,7 +672,6 @@ int state_record_parse(struct json_object *rec, struct job *job, char *err, size
         struct json_object *passes, *v, *ck, *runs;
         _cleanup_free_ char *cipher = NULL, *verify = NULL, *state = NULL;
         double pct;
-        int s;
 
         if (get_u64(&p, rec, "format", 1000) != STATE_RECORD_FORMAT) {
                 snprintf(err, err_len, "format is not %d", STATE_RECORD_FORMAT);
@@ -724,11 +704,9 @@ int state_record_parse(struct json_object *rec, struct job *job, char *err, size
         job->report_file = get_str(&p, rec, "report_file", true);
 
         state = get_str(&p, rec, "state", false);
-        for (s = 0; state && s < _JOB_STATE_MAX && strcmp(state, job_state_name(s)) != 0; s++)
-                ;
-        if (state && s == _JOB_STATE_MAX && !p.bad)
+        job->state = JOB_RUNNING;
+        if (state && job_state_from_name(state, &job->state) < 0 && !p.bad)
                 p.bad = "state";
-        job->state = (enum job_state) s;
         job->reason = get_str(&p, rec, "reason", true);
         v = field(&p, rec, "error", json_type_object, true);
         if (v) {
@@ -759,8 +737,6 @@ int state_record_parse(struct json_object *rec, struct job *job, char *err, size
                             (!k || hex_decode(json_object_get_string(k), jp->key, sizeof(jp->key), &jp->key_len) < 0 ||
                              jp->key_len != keystream_key_size(job->cipher)) && !p.bad)
                                 p.bad = "key";
-                        if (jp->key_len)
-                                jp->key_serial = job_key_serial_next();
                         jp->written = get_bool(&p, o, "written");
                         parse_verify(&p, field(&p, o, "verified", json_type_object, true), &jp->verified);
                 }

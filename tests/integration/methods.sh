@@ -140,6 +140,11 @@ expect_error '{"id":1,"op":"submit","devices":["'"$dev"'"],"passes":['"$(printf 
 expect_error '{"id":1,"op":"submit","devices":["'"$dev"'"],"verify":"sample=0"}' EINVAL
 expect_error '{"id":1,"op":"submit","devices":["'"$dev"'"],"verify":"sample=101"}' EINVAL
 expect_error '{"id":1,"op":"submit","devices":["'"$dev"'"],"verify":"some"}' EINVAL
+# The daemon takes the same strict syntax as wipectl: a plain decimal percentage.
+for pct in 1e1 0x10 inf " 5" +5; do
+        expect_error '{"id":1,"op":"submit","devices":["'"$dev"'"],"verify":"sample='"$pct"'"}' EINVAL
+        expect_exit 2 wipectl wipe --yes --method zero --verify "sample=$pct" "$dev"
+done
 expect_error '{"id":1,"op":"submit","devices":["'"$dev"'"],"seed":-1}' EINVAL
 expect_exit 2 wipectl wipe --yes --method zero --passes zero "$dev"
 [ "$(wipectl --json list | jq '.jobs | length')" = "$jobs_before" ] || fail "a refused request made a job: $(wipectl --json list)"
