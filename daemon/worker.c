@@ -1,11 +1,8 @@
-/* The worker pool: threads that write (and read back) the chunks of every running job with
- * io_uring and O_DIRECT.
- *
- * Each worker owns one io_uring ring, `buffers` registered buffers of io_size bytes and one
- * keystream context (re-keyed when it moves to another job's pass). Device descriptors are not
- * registered with the rings: a registered file stays open until the ring is torn down, which the
- * kernel does asynchronously after a crash, so the device would still look busy (O_EXCL) to a
- * daemon restarted at once; and at 1 MiB per I/O the saving is not measurable.
+/* One worker thread's loop: it claims units of the running jobs, fills its buffers with what the
+ * passes write (or queues reads to verify), submits them with io_uring and O_DIRECT, and reaps
+ * the completions. Everything here runs on a worker thread (worker_main), each on its own ring;
+ * the pool (pool.c) starts and stops the threads. What a worker does with a read to compare or
+ * an I/O that failed is in worker-check.c.
  *
  * Every worker serves every running job at once: it holds one unit (a 64 MiB chunk, or a group
  * of sample extents) of each job, up to one per buffer, and gives its free buffers to the held
@@ -27,22 +24,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <liburing.h>
 
-#include "cleanup.h"
 #include "clock.h"
 #include "daemon.h"
+#include "worker-private.h"
 
-/* Verification regenerates the expected data in pieces this small, so that it is still in the
- * cache when compared (a whole 1 MiB buffer would be evicted between fill and compare). */
-#define WORKER_SCRATCH (64u << 10)
-#define WORKER_DEAD_NS (10ull * 1000000000u) /* failing without a success this long... */
-#define WORKER_DEAD_FAILURES 16         /* ...and this many I/Os in a row: the device has failed */
 /* Filled buffers are handed to the kernel in batches of this many, or at once while fewer than
  * SUBMIT_LOW of the worker's I/Os (over all its devices) are with the kernel, so that the devices
  * never idle while the worker fills. */
@@ -51,191 +41,6 @@
 /* How long a worker whose units are all at their device's queue depth waits before it looks
  * again (completions of other workers free those places without waking it). */
 #define CAPPED_WAIT_NS (2ull * 1000 * 1000)
-
-/* A unit a worker holds: its extents, how far submission got, and I/O still in flight. */
-struct chunk_work {
-        struct job_unit u;
-        size_t ext;                     /* extent being submitted */
-        uint64_t cursor;                /* next device offset to submit in it */
-        unsigned pending;               /* I/Os of this unit in flight */
-        bool held;                      /* in the worker's held list: more to submit */
-};
-
-/* One registered buffer and the I/O it carries. */
-struct slot {
-        void *buf;
-        struct chunk_work *cw;          /* NULL when free */
-        bool read;                      /* a verification read, else a write */
-        uint64_t offset;                /* device offset of buf[0] */
-        uint32_t len;                   /* bytes of this I/O */
-        uint32_t done;                  /* bytes already transferred (short transfers) */
-};
-
-struct worker {
-        struct pool *pool;
-        unsigned index;
-        pthread_t thread;
-        struct io_uring ring;
-        bool ring_ok;
-        bool fixed;                     /* buffers registered: use read/write_fixed */
-        bool disabled;                  /* the ring waits for the worker thread to enable it */
-        struct slot *slots;
-        unsigned *free_slots;           /* stack of free slot indexes */
-        unsigned n_free;
-        void *scratch;                  /* WORKER_SCRATCH bytes: expected data of a verification read */
-        unsigned inflight;              /* slots with I/O queued or in flight */
-        unsigned unsubmitted;           /* of which not yet given to the kernel */
-        struct chunk_work **held;       /* units with more to submit, at most pool->buffers */
-        unsigned n_held;
-        unsigned rr;                    /* round-robin cursor over held */
-        bool claim_now;                 /* a unit ran out: look for the next one */
-        uint_fast64_t epoch_seen;       /* pool epoch at the last look for units */
-        struct keystream *ks;
-        uint64_t ks_serial;             /* key_serial of the key ks holds; 0: none */
-};
-
-struct pool {
-        pthread_mutex_t lock;
-        pthread_cond_t cond;            /* broadcast when the epoch moves or on stop */
-        struct job **active;            /* jobs with units left to claim */
-        size_t n_active, cap_active;
-        size_t rr;                      /* where the next look for units starts */
-        atomic_uint_fast64_t epoch;     /* moves when there may be new units to claim */
-        atomic_bool stop;
-        unsigned threads, buffers, queue_depth;
-        uint32_t io_size;
-        struct rate_limit rate;
-        struct worker *workers;
-        unsigned started;
-};
-
-unsigned pool_threads(struct pool *pool) {
-        return pool->threads;
-}
-
-unsigned pool_buffers(struct pool *pool) {
-        return pool->buffers;
-}
-
-unsigned pool_queue_depth(struct pool *pool) {
-        return pool->queue_depth;
-}
-
-uint32_t pool_io_size(struct pool *pool) {
-        return pool ? pool->io_size : (uint32_t) CHUNK_IO_DEFAULT;
-}
-
-uint64_t pool_max_rate(struct pool *pool) {
-        return pool->rate.bps;
-}
-
-uint64_t pool_memory(struct pool *pool) {
-        /* Each worker: its I/O buffers and a small scratch buffer for verification. */
-        return (uint64_t) pool->threads * ((uint64_t) pool->buffers * pool->io_size + WORKER_SCRATCH);
-}
-
-bool pool_registered(struct pool *pool) {
-        for (unsigned i = 0; i < pool->started; i++)
-                if (!pool->workers[i].fixed)
-                        return false;
-        return pool->started > 0;
-}
-
-struct json_object *pool_json(struct pool *pool) {
-        struct json_object *o = json_object_new_object();
-
-        if (!o)
-                return NULL;
-        json_object_object_add(o, "threads", json_object_new_int((int) pool->threads));
-        json_object_object_add(o, "buffers", json_object_new_int((int) pool->buffers));
-        json_object_object_add(o, "io_size", json_object_new_int64(pool->io_size));
-        json_object_object_add(o, "queue_depth", json_object_new_int((int) pool->queue_depth));
-        json_object_object_add(o, "queue_depth_nonrotational",
-                               json_object_new_int((int) (pool->queue_depth ? pool->queue_depth : WIPED_QD_SSD)));
-        json_object_object_add(o, "queue_depth_rotational",
-                               json_object_new_int((int) (pool->queue_depth ? pool->queue_depth : WIPED_QD_ROTATIONAL)));
-        json_object_object_add(o, "max_rate", json_object_new_uint64(pool->rate.bps));
-        json_object_object_add(o, "buffer_memory", json_object_new_uint64(pool_memory(pool)));
-        json_object_object_add(o, "registered_buffers", json_object_new_boolean(pool_registered(pool)));
-        return o;
-}
-
-unsigned pool_device_queue_depth(struct pool *pool, const struct device_identity *id) {
-        if (pool && pool->queue_depth)
-                return pool->queue_depth;
-        return id->rotational ? WIPED_QD_ROTATIONAL : WIPED_QD_SSD;
-}
-
-void pool_lock(struct pool *pool) {
-        pthread_mutex_lock(&pool->lock);
-}
-
-void pool_unlock(struct pool *pool) {
-        pthread_mutex_unlock(&pool->lock);
-}
-
-void pool_locked(struct pool *pool, void (*fn)(struct job *), struct job *job) {
-        pthread_mutex_lock(&pool->lock);
-        fn(job);
-        pthread_mutex_unlock(&pool->lock);
-}
-
-/* There may be units to claim: every worker looks again. Called with the pool lock held. */
-static void pool_bump_locked(struct pool *pool) {
-        atomic_fetch_add(&pool->epoch, 1);
-        pthread_cond_broadcast(&pool->cond);
-}
-
-static void pool_bump(struct pool *pool) {
-        pthread_mutex_lock(&pool->lock);
-        pool_bump_locked(pool);
-        pthread_mutex_unlock(&pool->lock);
-}
-
-void pool_wake(struct pool *pool) {
-        pool_bump(pool);
-}
-
-void pool_remove_job(struct pool *pool, struct job *job) {
-        if (!pool)
-                return;
-        pthread_mutex_lock(&pool->lock);
-        for (size_t i = 0; i < pool->n_active; i++)
-                if (pool->active[i] == job) {
-                        pool->active[i] = pool->active[--pool->n_active];
-                        break;
-                }
-        pthread_mutex_unlock(&pool->lock);
-}
-
-void pool_add_job(struct pool *pool, struct job *job) {
-        pthread_mutex_lock(&pool->lock);
-        for (size_t i = 0; i < pool->n_active; i++)
-                if (pool->active[i] == job) {
-                        /* Still listed from its previous stage: it is claimable again as it is. */
-                        pool_bump_locked(pool);
-                        pthread_mutex_unlock(&pool->lock);
-                        return;
-                }
-        if (pool->n_active == pool->cap_active) {
-                size_t cap = pool->cap_active ? pool->cap_active * 2 : 16;
-                struct job **a = realloc(pool->active, cap * sizeof(*a));
-
-                if (!a) {
-                        pthread_mutex_unlock(&pool->lock);
-                        job_fail(job, -ENOMEM, "%s: cannot schedule: out of memory", job->info.node);
-                        /* Hold and release a chunk so that the aborted job ends. */
-                        atomic_fetch_add(&job->active_chunks, 1);
-                        job_release_chunk(job, NULL, atomic_load(&job->run));
-                        return;
-                }
-                pool->active = a;
-                pool->cap_active = cap;
-        }
-        pool->active[pool->n_active++] = job;
-        pool_bump_locked(pool);
-        pthread_mutex_unlock(&pool->lock);
-}
 
 static bool worker_holds(const struct worker *w, const struct job *job) {
         for (unsigned i = 0; i < w->n_held; i++)
@@ -285,7 +90,7 @@ static void worker_claim(struct worker *w) {
                         i = (i + 1) % pool->n_active;
                         continue;
                 }
-                /* Count ourselves in before looking at abort: see job_cancel(). */
+                /* Count ourselves in before looking at abort: see job_stop() in job.c. */
                 atomic_fetch_add(&job->active_chunks, 1);
                 if (!job_claim_unit(job, &u)) {
                         pool->active[i] = pool->active[--pool->n_active];
@@ -408,7 +213,7 @@ static void worker_submit(struct worker *w) {
 }
 
 /* What a pass has at [off, off+len): the keystream or the pattern, into buf. 0 or -errno. */
-static int worker_expected(struct worker *w, const struct job_unit *u, void *buf, uint64_t off, uint32_t len) {
+int worker_expected(struct worker *w, const struct job_unit *u, void *buf, uint64_t off, uint32_t len) {
         int r;
 
         if (u->pass->pass.kind == PASS_PATTERN) {
@@ -561,169 +366,6 @@ static uint64_t worker_fill(struct worker *w) {
         return wait_ns;
 }
 
-/* Whether got[0..len) is what the pass has at offset off. For random passes the expected bytes
- * are regenerated piecewise into the scratch buffer. Returns 1 when equal, 0 when not, -errno. */
-static int worker_same(struct worker *w, const struct job_unit *u, const uint8_t *got, uint64_t off, uint32_t len) {
-        if (u->pass->pass.kind == PASS_PATTERN)
-                return pattern_check(&u->pass->pass, got, off, len);
-        for (uint32_t o = 0; o < len; o += WORKER_SCRATCH) {
-                uint32_t n = len - o < WORKER_SCRATCH ? len - o : WORKER_SCRATCH;
-                int r = worker_expected(w, u, w->scratch, off + o, n);
-
-                if (r < 0)
-                        return r;
-                if (memcmp(got + o, w->scratch, n) != 0)
-                        return 0;
-        }
-        return 1;
-}
-
-/* Bytes got[0..len) were read at device offset off: compare them with what the pass wrote, and
- * report every logical sector that differs. */
-static void worker_compare_range(struct worker *w, const struct job_unit *u, const uint8_t *got, uint64_t off,
-                                 uint32_t len) {
-        struct job *job = u->job;
-        uint32_t sector = job->info.logical_sector;
-        int r = worker_same(w, u, got, off, len);
-
-        for (uint32_t o = 0; r == 0 && o < len; o += sector) {
-                int same = worker_same(w, u, got + o, off + o, sector);
-
-                if (same < 0) {
-                        r = same;
-                        break;
-                }
-                if (!same)
-                        job_verify_mismatch(job, off + o);
-        }
-        if (r < 0)
-                job_fail(job, r, "%s: cannot regenerate pass %u at offset %" PRIu64 ": %s", job->info.node,
-                         u->pass_index + 1, off, strerror(-r));
-}
-
-/* A verification read of a whole slot is in. */
-static void worker_compare(struct worker *w, struct slot *s) {
-        worker_compare_range(w, &s->cw->u, s->buf, s->offset, s->len);
-}
-
-/* Errors of the medium (a bad sector), as opposed to a device gone, full or refusing. */
-static bool media_error(int e) {
-        return e == -EIO || e == -ENODATA || e == -EILSEQ || e == -EBADMSG;
-}
-
-/* A success of the job's device ends a streak of failures. */
-static void job_io_ok(struct job *job) {
-        if (atomic_load_explicit(&job->fail_streak, memory_order_relaxed))
-                atomic_store(&job->fail_streak, 0);
-        atomic_store_explicit(&job->last_ok_ns, mono_ns(), memory_order_relaxed);
-}
-
-/* A failure: 0, or -EIO when the failures since the last success make the device dead (then the
- * job is failed here). One bad sector never does: halving it alternates failures and successes. */
-static int job_io_failed(struct job *job, int r, uint64_t off) {
-        uint64_t now = mono_ns(), start = 0, n = atomic_fetch_add(&job->fail_streak, 1) + 1;
-
-        if (n == 1 || !atomic_load(&job->fail_streak_ns))
-                atomic_store(&job->fail_streak_ns, now);
-        start = atomic_load(&job->fail_streak_ns);
-        if (n >= WORKER_DEAD_FAILURES && start <= now && now - start >= WORKER_DEAD_NS) {
-                job_fail(job, r, "%s: %" PRIu64 " I/Os in a row failed over %llu s (the last at offset %" PRIu64 ": %s): "
-                         "the device fails or has gone", job->info.node, n,
-                         (unsigned long long) ((now - start) / 1000000000u), off, strerror(-r));
-                return -EIO;
-        }
-        return 0;
-}
-
-/* One synchronous I/O of the recovery: 0, or -errno (a short transfer is -EIO). */
-static int recover_io(int fd, bool read, uint8_t *buf, uint32_t len, uint64_t off) {
-        ssize_t n;
-
-        do
-                n = read ? pread(fd, buf, len, (off_t) off) : pwrite(fd, buf, len, (off_t) off);
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-                return -errno;
-        return (uint32_t) n == len ? 0 : -EIO;
-}
-
-/* [off, off + len) of a slot was transferred whole. */
-static void recover_good(struct worker *w, struct slot *s, const uint8_t *buf, uint64_t off, uint32_t len) {
-        struct job *job = s->cw->u.job;
-
-        job_io_ok(job);
-        if (s->read)
-                worker_compare_range(w, &s->cw->u, buf, off, len);
-        else
-                atomic_fetch_add(&job->bytes_written, len);
-}
-
-/* Recovery of [off, off + len) of a slot, which failed whole (failed: already tried): by halves,
- * in whole sectors of the plan (the device's physical sectors where it has larger ones), down to
- * single sectors. Good parts are transferred (and compared, for a read); bad sectors are recorded
- * and skipped. Returns 0 when the job can go on, or -errno when it must stop (failed, aborted). */
-static int worker_recover_range(struct worker *w, struct slot *s, uint8_t *buf, uint64_t off, uint32_t len,
-                                bool failed) {
-        struct job *job = s->cw->u.job;
-        uint32_t sector = job->plan.sector, half;
-        int r;
-
-        if (atomic_load(&job->abort))
-                return -ECANCELED;
-        if (!failed) {
-                r = recover_io(job->fd, s->read, buf, len, off);
-                if (r == 0) {
-                        recover_good(w, s, buf, off, len);
-                        return 0;
-                }
-                if (!media_error(r)) {
-                        job_fail(job, r, "%s: %s of %" PRIu32 " bytes at offset %" PRIu64 " failed: %s", job->info.node,
-                                 s->read ? "read" : "write", len, off, strerror(-r));
-                        return r;
-                }
-                if (job_io_failed(job, r, off) < 0)
-                        return -EIO;
-        }
-        if (len <= sector)
-                return job_bad_range(job, off, len, s->read) < 0 ? -EIO : 0;
-        half = len / 2 / sector * sector;
-        if (half == 0)
-                half = sector;
-        r = worker_recover_range(w, s, buf, off, half, false);
-        if (r == 0)
-                r = worker_recover_range(w, s, buf + half, off + half, len - half, false);
-        return r;
-}
-
-/* A write or read of a slot failed with a media error: try it once more whole, then by halves
- * down to single sectors. Synchronous on this worker: errors are rare, and a disk with a bad
- * sector is slow anyway. */
-static void worker_recover(struct worker *w, struct slot *s, int res) {
-        struct job *job = s->cw->u.job;
-        uint32_t len = s->len - s->done;
-        uint64_t off = s->offset + s->done;
-        uint8_t *buf = (uint8_t *) s->buf + s->done;
-        int r;
-
-        log_debug("job %" PRIu64 ": %s: %s of %" PRIu32 " bytes at offset %" PRIu64 " failed (%s): retrying",
-                  job->id, job->info.node, s->read ? "read" : "write", len, off, strerror(-res));
-        /* What a short transfer brought in before the error is compared too. */
-        if (s->read && s->done > 0)
-                worker_compare_range(w, &s->cw->u, s->buf, s->offset, s->done);
-        if (job_io_failed(job, res, off) == 0) {
-                r = recover_io(job->fd, s->read, buf, len, off);
-                if (r == 0)
-                        recover_good(w, s, buf, off, len);
-                else if (!media_error(r))
-                        job_fail(job, r, "%s: %s of %" PRIu32 " bytes at offset %" PRIu64 " failed: %s", job->info.node,
-                                 s->read ? "read" : "write", len, off, strerror(-r));
-                else if (job_io_failed(job, r, off) == 0)
-                        (void) worker_recover_range(w, s, buf, off, len, true);
-        }
-        /* The range is dealt with: counted as done, bad sectors and all. */
-        atomic_fetch_add(&job->bytes_done, len);
-}
-
 static void worker_complete(struct worker *w, struct slot *s, int res) {
         struct chunk_work *cw = s->cw;
         struct job *job = cw->u.job;
@@ -819,7 +461,7 @@ static void worker_idle(struct worker *w, uint64_t wait_ns) {
         pthread_mutex_unlock(&pool->lock);
 }
 
-static void *worker_main(void *arg) {
+void *worker_main(void *arg) {
         struct worker *w = arg;
         struct pool *pool = w->pool;
         char name[16];
@@ -860,155 +502,4 @@ static void *worker_main(void *arg) {
                 worker_idle(w, wait_ns);
         }
         return NULL;
-}
-
-static void worker_done(struct worker *w) {
-        if (w->ring_ok)
-                io_uring_queue_exit(&w->ring);
-        if (w->slots)
-                for (unsigned i = 0; i < w->pool->buffers; i++)
-                        if (w->slots[i].buf)
-                                munmap(w->slots[i].buf, w->pool->io_size);
-        free(w->slots);
-        free(w->free_slots);
-        free(w->held);
-        free(w->scratch);
-        keystream_free(w->ks);
-}
-
-static int worker_init(struct worker *w, struct pool *pool, unsigned index) {
-        _cleanup_free_ struct iovec *iov = NULL;
-        uint8_t zero_key[KEYSTREAM_KEY_MAX] = {};
-        unsigned n = pool->buffers;
-        int r;
-
-        w->pool = pool;
-        w->index = index;
-        w->slots = calloc(n, sizeof(*w->slots));
-        w->free_slots = calloc(n, sizeof(*w->free_slots));
-        w->held = calloc(n, sizeof(*w->held));
-        iov = calloc(n, sizeof(*iov));
-        w->scratch = aligned_alloc(4096, WORKER_SCRATCH);
-        if (!w->slots || !w->free_slots || !w->held || !iov || !w->scratch)
-                return -ENOMEM;
-        for (unsigned i = 0; i < n; i++) {
-                /* Page-aligned, so aligned for any logical sector size. */
-                void *p = mmap(NULL, pool->io_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-                if (p == MAP_FAILED)
-                        return -errno;
-                w->slots[i].buf = p;
-                iov[i] = (struct iovec) { .iov_base = p, .iov_len = pool->io_size };
-                w->free_slots[w->n_free++] = n - 1 - i;
-        }
-        r = keystream_new(&w->ks, KEYSTREAM_AES_128_CTR, zero_key, keystream_key_size(KEYSTREAM_AES_128_CTR));
-        if (r < 0)
-                return r;
-        /* Room for every slot's SQE, so that io_uring_get_sqe() never fails. Completions are
-         * reaped only when the worker waits for them (no interrupting task work while it fills
-         * buffers); the ring starts disabled so that the worker thread, its only submitter,
-         * enables it. Older kernels: cooperative task work, or none of this. */
-        r = io_uring_queue_init(n, &w->ring, IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
-                                IORING_SETUP_R_DISABLED);
-        if (r == 0)
-                w->disabled = true;
-        else if (r == -EINVAL)
-                r = io_uring_queue_init(n, &w->ring, IORING_SETUP_COOP_TASKRUN);
-        if (r == -EINVAL)
-                r = io_uring_queue_init(n, &w->ring, 0);
-        if (r < 0)
-                return r;
-        w->ring_ok = true;
-        r = io_uring_register_buffers(&w->ring, iov, n);
-        if (r == 0)
-                w->fixed = true;
-        else if (index == 0)
-                log_warning("cannot register I/O buffers (%s): using unregistered buffers; raise LimitMEMLOCK "
-                            "(or lower --buffers or --io-size)", strerror(-r));
-        return 0;
-}
-
-int pool_new(struct pool **ret, const struct pool_config *cfg) {
-        struct pool *pool;
-        struct rlimit rl;
-        int r;
-
-        if (cfg->threads == 0 || cfg->threads > WIPED_THREADS_MAX || cfg->buffers == 0 ||
-            cfg->buffers > WIPED_BUFFERS_MAX || cfg->queue_depth > WIPED_QD_MAX || cfg->io_size == 0 ||
-            cfg->io_size % 4096 != 0)
-                return -EINVAL;
-
-        /* Registered buffers are pinned memory: lift RLIMIT_MEMLOCK to what they need if we can. */
-        if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0) {
-                rlim_t need = (rlim_t) cfg->threads * cfg->buffers * cfg->io_size + (1 << 20);
-
-                if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
-                        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
-                        if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
-                                rl.rlim_max = rl.rlim_cur = need;
-                        (void) setrlimit(RLIMIT_MEMLOCK, &rl); /* fails without CAP_SYS_RESOURCE: fine */
-                }
-        }
-
-        pool = calloc(1, sizeof(*pool));
-        if (!pool)
-                return -ENOMEM;
-        pthread_mutex_init(&pool->lock, NULL);
-        {
-                pthread_condattr_t ca;
-
-                /* worker_idle() waits with CLOCK_MONOTONIC deadlines. */
-                pthread_condattr_init(&ca);
-                pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-                pthread_cond_init(&pool->cond, &ca);
-                pthread_condattr_destroy(&ca);
-        }
-        pool->threads = cfg->threads;
-        pool->buffers = cfg->buffers;
-        pool->queue_depth = cfg->queue_depth;
-        pool->io_size = cfg->io_size;
-        rate_init(&pool->rate, cfg->max_rate);
-        pool->workers = calloc(cfg->threads, sizeof(*pool->workers));
-        if (!pool->workers) {
-                pool_free(pool);
-                return -ENOMEM;
-        }
-        for (unsigned i = 0; i < cfg->threads; i++) {
-                r = worker_init(&pool->workers[i], pool, i);
-                if (r < 0) {
-                        log_error("worker %u: cannot set up: %s", i, strerror(-r));
-                        worker_done(&pool->workers[i]);
-                        pool_free(pool);
-                        return r;
-                }
-                r = -pthread_create(&pool->workers[i].thread, NULL, worker_main, &pool->workers[i]);
-                if (r < 0) {
-                        log_error("worker %u: cannot start: %s", i, strerror(-r));
-                        worker_done(&pool->workers[i]);
-                        pool_free(pool);
-                        return r;
-                }
-                pool->started++;
-        }
-        *ret = pool;
-        return 0;
-}
-
-void pool_free(struct pool *pool) {
-        if (!pool)
-                return;
-        pthread_mutex_lock(&pool->lock);
-        atomic_store(&pool->stop, true);
-        pthread_cond_broadcast(&pool->cond);
-        pthread_mutex_unlock(&pool->lock);
-        /* Each worker reaps what it has in flight and gives back what it holds before it leaves. */
-        for (unsigned i = 0; i < pool->started; i++) {
-                pthread_join(pool->workers[i].thread, NULL);
-                worker_done(&pool->workers[i]);
-        }
-        free(pool->workers);
-        free(pool->active);
-        pthread_cond_destroy(&pool->cond);
-        pthread_mutex_destroy(&pool->lock);
-        free(pool);
 }
