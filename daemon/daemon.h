@@ -505,7 +505,7 @@ struct json_object *state_bad_ranges_json(const struct job *job);
 struct json_object *state_history_json(const struct job *job);
 #define JOB_HISTORY_MAX 1000         /* events kept per job */
 
-/* worker.c */
+/* pool.c: the worker threads and the jobs they serve (worker.c, worker-check.c run the threads) */
 struct pool_config {
         unsigned threads;               /* worker threads */
         unsigned buffers;               /* I/O buffers (and I/Os in flight) per worker */

@@ -66,12 +66,12 @@ void worker_compare(struct worker *w, struct slot *s) {
 }
 
 /* Errors of the medium (a bad sector), as opposed to a device gone, full or refusing. */
-bool media_error(int e) {
+bool worker_media_error(int e) {
         return e == -EIO || e == -ENODATA || e == -EILSEQ || e == -EBADMSG;
 }
 
 /* A success of the job's device ends a streak of failures. */
-void job_io_ok(struct job *job) {
+void worker_io_ok(struct job *job) {
         if (atomic_load_explicit(&job->fail_streak, memory_order_relaxed))
                 atomic_store(&job->fail_streak, 0);
         atomic_store_explicit(&job->last_ok_ns, mono_ns(), memory_order_relaxed);
@@ -79,7 +79,7 @@ void job_io_ok(struct job *job) {
 
 /* A failure: 0, or -EIO when the failures since the last success make the device dead (then the
  * job is failed here). One bad sector never does: halving it alternates failures and successes. */
-static int job_io_failed(struct job *job, int r, uint64_t off) {
+static int worker_io_failed(struct job *job, int r, uint64_t off) {
         uint64_t now = mono_ns(), start = 0, n = atomic_fetch_add(&job->fail_streak, 1) + 1;
 
         if (n == 1 || !atomic_load(&job->fail_streak_ns))
@@ -110,7 +110,7 @@ static int recover_io(int fd, bool read, uint8_t *buf, uint32_t len, uint64_t of
 static void recover_good(struct worker *w, struct slot *s, const uint8_t *buf, uint64_t off, uint32_t len) {
         struct job *job = s->cw->u.job;
 
-        job_io_ok(job);
+        worker_io_ok(job);
         if (s->read)
                 worker_compare_range(w, &s->cw->u, buf, off, len);
         else
@@ -135,12 +135,12 @@ static int worker_recover_range(struct worker *w, struct slot *s, uint8_t *buf, 
                         recover_good(w, s, buf, off, len);
                         return 0;
                 }
-                if (!media_error(r)) {
+                if (!worker_media_error(r)) {
                         job_fail(job, r, "%s: %s of %" PRIu32 " bytes at offset %" PRIu64 " failed: %s", job->info.node,
                                  s->read ? "read" : "write", len, off, strerror(-r));
                         return r;
                 }
-                if (job_io_failed(job, r, off) < 0)
+                if (worker_io_failed(job, r, off) < 0)
                         return -EIO;
         }
         if (len <= sector)
@@ -169,14 +169,14 @@ void worker_recover(struct worker *w, struct slot *s, int res) {
         /* What a short transfer brought in before the error is compared too. */
         if (s->read && s->done > 0)
                 worker_compare_range(w, &s->cw->u, s->buf, s->offset, s->done);
-        if (job_io_failed(job, res, off) == 0) {
+        if (worker_io_failed(job, res, off) == 0) {
                 r = recover_io(job->fd, s->read, buf, len, off);
                 if (r == 0)
                         recover_good(w, s, buf, off, len);
-                else if (!media_error(r))
+                else if (!worker_media_error(r))
                         job_fail(job, r, "%s: %s of %" PRIu32 " bytes at offset %" PRIu64 " failed: %s", job->info.node,
                                  s->read ? "read" : "write", len, off, strerror(-r));
-                else if (job_io_failed(job, r, off) == 0)
+                else if (worker_io_failed(job, r, off) == 0)
                         (void) worker_recover_range(w, s, buf, off, len, true);
         }
         /* The range is dealt with: counted as done, bad sectors and all. */

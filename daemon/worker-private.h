@@ -89,9 +89,9 @@ int worker_expected(struct worker *w, const struct job_unit *u, void *buf, uint6
 /* A verification read of a whole slot is in: compare it, reporting every sector that differs. */
 void worker_compare(struct worker *w, struct slot *s);
 /* Errors of the medium (a bad sector), as opposed to a device gone, full or refusing. */
-bool media_error(int e);
+bool worker_media_error(int e);
 /* A success of the job's device ends a streak of failures. */
-void job_io_ok(struct job *job);
+void worker_io_ok(struct job *job);
 /* A write or read of a slot failed with a media error (res): retry it synchronously, whole and
  * then by halves down to single sectors, recording the bad sectors; the job fails when its device
  * is dead or an error is not of the medium. Either way the range counts as done. */

@@ -227,7 +227,7 @@ int worker_expected(struct worker *w, const struct job_unit *u, void *buf, uint6
 }
 
 /* Take a place in the device's queue: false when it has queue_depth I/Os in flight already. */
-static bool job_inflight_take(struct job *job) {
+static bool worker_inflight_take(struct job *job) {
         unsigned n = atomic_load_explicit(&job->inflight, memory_order_relaxed);
 
         do
@@ -240,7 +240,7 @@ static bool job_inflight_take(struct job *job) {
 
 /* How far a job got, as a fraction of its work (bytes done, and in flight at full size), scaled
  * to 2^32: the held unit of the job that lags most is served first. */
-static uint64_t job_progress(struct job *job) {
+static uint64_t worker_job_progress(struct job *job) {
         uint64_t total = job->work_total ? job->work_total : 1;
         uint64_t done = atomic_load_explicit(&job->bytes_done, memory_order_relaxed) +
                         (uint64_t) atomic_load_explicit(&job->inflight, memory_order_relaxed) * job->piece;
@@ -297,7 +297,7 @@ static struct chunk_work *worker_pick(struct worker *w, uint64_t *off, uint32_t 
                                         continue;
                                 }
                         }
-                        progress = job_progress(job);
+                        progress = worker_job_progress(job);
                         if (progress < best_progress) {
                                 best = cw;
                                 best_progress = progress;
@@ -307,7 +307,7 @@ static struct chunk_work *worker_pick(struct worker *w, uint64_t *off, uint32_t 
                 if (!best)
                         return NULL;
                 /* Another worker may have taken the last place in the queue meanwhile: look again. */
-                if (!job_inflight_take(best->u.job))
+                if (!worker_inflight_take(best->u.job))
                         continue;
                 unit_next_piece(best, best->u.job->piece, off, len);
                 if (now) {
@@ -378,7 +378,7 @@ static void worker_complete(struct worker *w, struct slot *s, int res) {
                 atomic_fetch_add(&job->bytes_done, (uint64_t) res);
                 if (!s->read)
                         atomic_fetch_add(&job->bytes_written, (uint64_t) res);
-                job_io_ok(job);
+                worker_io_ok(job);
         }
         if (res > 0 && (uint32_t) res < s->len - s->done && !atomic_load(&job->abort)) {
                 /* Short transfer: resubmit the rest. */
@@ -391,7 +391,7 @@ static void worker_complete(struct worker *w, struct slot *s, int res) {
                 /* Stopping (cancel, pause, shutdown): the unit is redone on a resume; an error now
                  * must not turn a pause into a failure. */
                 ;
-        else if (res < 0 && media_error(res) && job->fd >= 0)
+        else if (res < 0 && worker_media_error(res) && job->fd >= 0)
                 worker_recover(w, s, res);
         else if (res <= 0)
                 job_fail(job, res < 0 ? res : -EIO, "%s: %s of %" PRIu32 " bytes at offset %" PRIu64 " failed: %s",
