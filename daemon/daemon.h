@@ -330,6 +330,7 @@ struct job {
         unsigned pauses;                /* times a user paused it */
         unsigned resumes;               /* times it went on after either */
         uint64_t superseded_by;         /* a later job started on its device (0: none) */
+        enum job_state wipe_state;      /* how the wipe ended, while a later verification runs */
         int wipe_error;                 /* the wipe's error, kept while a later verification runs */
         char *wipe_error_msg;
         bool cancel_pending;            /* cancelled while a pause or stop was settling */
@@ -346,7 +347,6 @@ struct job {
         double rate_bps;                /* smoothed rate of work */
         uint64_t sample_bytes;          /* bytes_done at the last sample */
         double sample_mono;             /* time of the last sample */
-        enum job_state wipe_state;      /* how the wipe ended, while a later verification runs */
         bool reported;                  /* its report is written (for the end at reported_end and */
         double reported_end;            /* the verification runs counted in reported_runs) */
         size_t reported_runs;
@@ -566,7 +566,9 @@ struct peer {
 };
 
 #define WATCH_INTERVAL_MS 1000          /* default progress event interval */
-#define WATCH_JOBS_MAX 4096
+#define REQUEST_JOBS_MAX 4096          /* job ids a status or watch request may name (a plain number: */
+#define STRINGIFY_(x) #x                /* error messages spell it with STRINGIFY) */
+#define STRINGIFY(x) STRINGIFY_(x)
 
 /* A connection's subscription to job events (the "watch" request). */
 struct watch {

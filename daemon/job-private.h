@@ -72,6 +72,10 @@ bool flusher_post(struct job *job, unsigned run);
 void flusher_post_checkpoint(struct job *job);
 
 /* ---- job-store.c: the state directory (main thread) ---- */
+#define JOB_FORGOTTEN_GRACE 5.0         /* s a forgotten job stays in memory for a status or watch
+                                         * request that still holds it, and until its units are released */
+#define JOB_PRUNE_INTERVAL 60.0         /* s between looks for jobs older than history-max-age */
+#define JOB_WRITE_RETRY 5.0             /* s before a record or report that could not be written is tried again */
 extern char *reports_dir;               /* STATE_DIR/reports; NULL: nothing is kept */
 extern EVP_PKEY *host_key;              /* signs reports */
 

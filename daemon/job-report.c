@@ -124,7 +124,7 @@ int job_write_report(struct job *job, struct json_object **ret) {
                 if (job->report_retry == 0)
                         log_error("job %" PRIu64 ": %s: cannot write its report %s: %s (tried again every 5 s)", job->id,
                                   job->info.node, path, strerror(-r));
-                job->report_retry = mono_s() + 5.0;
+                job->report_retry = mono_s() + JOB_WRITE_RETRY;
                 return r;
         }
         job->report_retry = 0;

@@ -1,8 +1,9 @@
 /* A job's work, in stages and units: planning the stages and the sample (main thread), claiming
  * units (workers, under the pool lock), bad ranges and mismatches (workers), releasing units and
  * the end of a stage (workers or the flusher), checkpoints and the flusher thread. A job's stage
- * changes only when no unit of it is held: whoever completes the last unit of a stage flushes or
- * judges it and then moves the job on, under the pool lock. */
+ * changes only when no unit of it is held: once the last unit of a stage is released, the flusher
+ * (or, without one, the worker that released it) flushes or judges the stage and then moves the
+ * job on, under the pool lock. */
 #include "config.h"
 
 #include <errno.h>

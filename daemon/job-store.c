@@ -150,7 +150,7 @@ void job_persist(struct job *job, double now) {
         if (job->persist_retry == 0)
                 log_error("job %" PRIu64 ": %s: cannot save its record in %s: %s (the job goes on; its last saved "
                           "record stays)", job->id, job->info.node, jobs_dir, strerror(-r));
-        job->persist_retry = now + 5.0;
+        job->persist_retry = now + JOB_WRITE_RETRY;
         pthread_mutex_lock(&job->lock);
         job->dirty = true;
         pthread_mutex_unlock(&job->lock);
@@ -231,7 +231,7 @@ void graveyard_sweep(double now, bool all) {
                 struct job *j = *p;
 
                 /* Workers and the flusher let go of a job microseconds after it settled. */
-                if (all || (now - j->forgotten_at > 5.0 && atomic_load(&j->active_chunks) == 0)) {
+                if (all || (now - j->forgotten_at > JOB_FORGOTTEN_GRACE && atomic_load(&j->active_chunks) == 0)) {
                         *p = j->next;
                         /* After every thread's last touch (see job_unit_put()). */
                         pthread_mutex_lock(&j->lock);
@@ -249,7 +249,7 @@ void job_prune(double mono) {
 
         if (days == 0 || mono < prune_next)
                 return;
-        prune_next = mono + 60.0;
+        prune_next = mono + JOB_PRUNE_INTERVAL;
         for (struct job *j = jobs_head, *next; j; j = next) {
                 enum job_state s = job_get_state(j);
 

@@ -349,11 +349,11 @@ static struct json_object *op_status(struct request_ctx *c) {
 
         if ((r = check_fields(c, fields)))
                 return r;
-        k = protocol_get_u64_array(c->req->obj, "jobs", 4096, &ids, &n);
+        k = protocol_get_u64_array(c->req->obj, "jobs", REQUEST_JOBS_MAX, &ids, &n);
         if (k == -ENOMEM)
                 return NULL;
         if (k < 0 && k != -ENOENT)
-                return bad_field(c, "jobs", "must be an array of at most 4096 job ids");
+                return bad_field(c, "jobs", "must be an array of at most " STRINGIFY(REQUEST_JOBS_MAX) " job ids");
         return jobs_reply(c, ids, n, k == -ENOENT || n == 0);
 }
 
@@ -686,11 +686,11 @@ static struct json_object *op_watch(struct request_ctx *c) {
 
         if ((r = check_fields(c, fields)))
                 return r;
-        k = protocol_get_u64_array(c->req->obj, "jobs", WATCH_JOBS_MAX, &ids, &n);
+        k = protocol_get_u64_array(c->req->obj, "jobs", REQUEST_JOBS_MAX, &ids, &n);
         if (k == -ENOMEM)
                 return NULL;
         if (k < 0 && k != -ENOENT)
-                return bad_field(c, "jobs", "must be an array of at most 4096 job ids");
+                return bad_field(c, "jobs", "must be an array of at most " STRINGIFY(REQUEST_JOBS_MAX) " job ids");
         k = protocol_get_u64(c->req->obj, "interval_ms", &interval);
         if (k == -EINVAL || (k == 0 && (interval < 100 || interval > 3600000)))
                 return bad_field(c, "interval_ms", "must be an integer from 100 to 3600000");
