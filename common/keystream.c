@@ -1,5 +1,5 @@
 /* Seekable keystream over OpenSSL EVP: AES-128-CTR or ChaCha20 encryption of zeros.
- * The contract (DESIGN.md section 3) is in keystream.h. */
+ * The contract (doc/DESIGN.md "Keystream contract") is in keystream.h. */
 #include "config.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* Seekable keystream: the byte at device offset o is a pure function of (cipher, key, o).
- * The contract is DESIGN.md section 3 and README "Keystream contract":
+ * The contract is doc/DESIGN.md "Keystream contract" and README "Keystream contract":
  *   AES-128-CTR: IV = 128-bit big-endian o/16.
  *   ChaCha20:    IV = 64-bit little-endian o/64, then 8 zero bytes (OpenSSL's counter carry).
  * Both equal `openssl enc -<cipher> -K <key> -iv 0...0 -in /dev/zero` at offset o. */

@@ -1,4 +1,4 @@
-/* keystream: the contract of DESIGN.md section 3, checked against the openssl CLI.
+/* keystream: the contract of doc/DESIGN.md "Keystream contract", checked against the openssl CLI.
  * Exit 0 pass, 1 fail, 77 when the openssl binary is missing. */
 #include "config.h"
 
