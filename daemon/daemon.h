@@ -63,7 +63,7 @@ void log_job(int level, enum log_event event, uint64_t job, const char *device, 
 #define log_job_event(level, event, job, ...) \
         log_job(level, event, (job)->id, (job)->info.node, (job)->info.serial, __VA_ARGS__)
 
-/* device.c */
+/* device.c (probe and open) and device-*.c (the facts it gathers, by source, and the refusals) */
 /* What a device is: recorded by every job, shown by probe, status and report. */
 struct device_identity {
         char *node;                     /* resolved device node, e.g. /dev/loop3 */
