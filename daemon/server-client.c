@@ -607,7 +607,7 @@ void watch_free(struct watch *w) {
 }
 
 /* What an event is sent for: the job's state, its stage and its run. */
-static uint32_t job_signature(struct job *job) {
+static uint32_t watch_signature(struct job *job) {
         return (uint32_t) job_get_state(job) | atomic_load(&job->stage_index) << 4 | atomic_load(&job->run) << 20;
 }
 
@@ -641,7 +641,7 @@ int watch_events(struct watch *w, struct json_object *events) {
 
                 if (!job)
                         continue;
-                sig = job_signature(job);
+                sig = watch_signature(job);
                 ended = job_state_is_final(job_get_state(job));
                 all_ended = all_ended && ended;
                 /* Due within half a tick of the interval: the ticks are 0.1 s apart. */
@@ -735,7 +735,7 @@ static struct json_object *op_watch(struct request_ctx *c) {
                 struct job *job = job_find(w->ids[i]);
 
                 /* The reply is the first look: events follow changes and the interval from here. */
-                w->seen[i] = job_signature(job);
+                w->seen[i] = watch_signature(job);
                 w->sent[i] = mono_s();
                 json_object_array_add(arr, job_to_json(job));
         }
