@@ -16,39 +16,129 @@
 #include "method.h"
 #include "units.h"
 
-static const struct {
-        const char *name;
-        bool list;                      /* may be repeated: each line adds one value */
-} conffile_keys[_CONFFILE_KEY_MAX] = {
-        [CONFFILE_THREADS] = { "threads" },
-        [CONFFILE_BUFFERS] = { "buffers" },
-        [CONFFILE_IO_SIZE] = { "io-size" },
-        [CONFFILE_QUEUE_DEPTH] = { "queue-depth" },
-        [CONFFILE_MAX_RATE] = { "max-rate" },
-        [CONFFILE_SOCKET] = { "socket" },
-        [CONFFILE_STATE_DIR] = { "state-dir" },
-        [CONFFILE_SOCKET_GROUP] = { "socket-group" },
-        [CONFFILE_METHOD] = { "method" },
-        [CONFFILE_VERIFY] = { "verify" },
-        [CONFFILE_CIPHER] = { "cipher" },
-        [CONFFILE_CHUNK_SIZE] = { "chunk-size" },
-        [CONFFILE_CHECKPOINT_INTERVAL] = { "checkpoint-interval" },
-        [CONFFILE_CHECKPOINT_BYTES] = { "checkpoint-bytes" },
-        [CONFFILE_RESUME] = { "resume" },
-        [CONFFILE_HISTORY_MAX_AGE] = { "history-max-age" },
-        [CONFFILE_MAX_BAD] = { "max-bad" },
-        [CONFFILE_CLIENT_TIMEOUT] = { "client-timeout" },
-        [CONFFILE_ALLOW] = { "allow", true },
-        [CONFFILE_DENY] = { "deny", true },
+/* How a key's value is written, checked and stored. */
+enum key_type {
+        KEY_UINT,                       /* unsigned: decimal digits, min..max */
+        KEY_SIZE,                       /* uint64_t or uint32_t: a size ("4M"), min..max, a multiple of step */
+        KEY_RATE,                       /* uint64_t: a rate ("200MB/s"), 0 for none */
+        KEY_SECONDS,                    /* double: decimal seconds, seconds_min..seconds_max */
+        KEY_CIPHER,                     /* enum keystream_cipher: its name */
+        KEY_BOOL,                       /* bool: words[0] (false) or words[1] (true) */
+        KEY_STRING,                     /* char *: a copy of the value */
+        KEY_LIST,                       /* char ** (NULL-terminated) and a size_t count: each value adds one */
 };
 
+/* One key of the file: everything conffile_set(), _merge(), _same(), _format() and _done() need. */
+struct key_def {
+        const char *name;               /* in a file and as the daemon's long option */
+        enum key_type type;
+        size_t offset, size;            /* of its field in struct conffile */
+        size_t count_offset;            /* KEY_LIST: of the field that counts the list */
+        uint64_t min, max, step;        /* KEY_UINT, KEY_SIZE: the bounds; step: a multiple of it (0: any) */
+        double seconds_min, seconds_max; /* KEY_SECONDS */
+        const char *words[2];           /* KEY_BOOL */
+        bool (*valid)(const char *value); /* KEY_STRING, KEY_LIST: a check of the value, or NULL */
+        bool file_absolute;             /* KEY_STRING: in a file, an absolute path */
+        const char *invalid;            /* the message for a value that fails the checks (with the range) */
+};
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+/* Where the field f of struct conffile is, and its size; it must be of type T (or the build fails:
+ * the table and the struct cannot drift apart). */
+#define FIELD(f, T)                                                                                  \
+        .offset = offsetof(struct conffile, f) + 0 * sizeof(_Generic(((struct conffile *) 0)->f, T: 1)), \
+        .size = sizeof(T)
+
+static bool method_valid(const char *value) {
+        return method_find(value) != NULL;
+}
+
+static bool group_valid(const char *value) {
+        return !strpbrk(value, " \t:");
+}
+
+static bool absolute_valid(const char *value) {
+        return value[0] == '/';
+}
+
+static const struct key_def keys[_CONFFILE_KEY_MAX] = {
+        [CONFFILE_THREADS] = { "threads", KEY_UINT, FIELD(threads, unsigned), .min = 1, .max = CONFFILE_THREADS_MAX,
+                               .invalid = "invalid thread count (1.." STR(CONFFILE_THREADS_MAX) ")" },
+        [CONFFILE_BUFFERS] = { "buffers", KEY_UINT, FIELD(buffers, unsigned), .min = 1, .max = CONFFILE_BUFFERS_MAX,
+                               .invalid = "invalid buffer count (1.." STR(CONFFILE_BUFFERS_MAX) ")" },
+        [CONFFILE_IO_SIZE] = { "io-size", KEY_SIZE, FIELD(io_size, uint32_t), .min = 4096, .max = CONFFILE_IO_SIZE_MAX,
+                               .step = 4096, .invalid = "invalid I/O size (4K..64M, multiple of 4K)" },
+        /* 0 means the default: from the device. */
+        [CONFFILE_QUEUE_DEPTH] = { "queue-depth", KEY_UINT, FIELD(queue_depth, unsigned),
+                                   .max = CONFFILE_QUEUE_DEPTH_MAX,
+                                   .invalid = "invalid queue depth (0.." STR(CONFFILE_QUEUE_DEPTH_MAX) ")" },
+        [CONFFILE_MAX_RATE] = { "max-rate", KEY_RATE, FIELD(max_rate, uint64_t),
+                                .invalid = "invalid rate (e.g. 200M for 200 MB/s, 0 for none)" },
+        [CONFFILE_SOCKET] = { "socket", KEY_STRING, FIELD(socket, char *), .file_absolute = true },
+        [CONFFILE_STATE_DIR] = { "state-dir", KEY_STRING, FIELD(state_dir, char *), .file_absolute = true },
+        [CONFFILE_SOCKET_GROUP] = { "socket-group", KEY_STRING, FIELD(socket_group, char *), .valid = group_valid,
+                                    .invalid = "invalid group name" },
+        [CONFFILE_METHOD] = { "method", KEY_STRING, FIELD(method, char *), .valid = method_valid,
+                              .invalid = "unknown method (see wipectl methods)" },
+        /* Checked by the caller's conffile_check_fn. */
+        [CONFFILE_VERIFY] = { "verify", KEY_STRING, FIELD(verify, char *) },
+        [CONFFILE_CIPHER] = { "cipher", KEY_CIPHER, FIELD(cipher, enum keystream_cipher),
+                              .invalid = "unknown cipher (auto, aes-128-ctr, chacha20)" },
+        [CONFFILE_CHUNK_SIZE] = { "chunk-size", KEY_SIZE, FIELD(chunk_size, uint64_t), .min = CONFFILE_CHUNK_SIZE_MIN,
+                                  .max = CONFFILE_CHUNK_SIZE_MAX, .step = CONFFILE_CHUNK_SIZE_MIN,
+                                  .invalid = "invalid chunk size (1M..1G, multiple of 1M)" },
+        [CONFFILE_CHECKPOINT_INTERVAL] = { "checkpoint-interval", KEY_SECONDS, FIELD(checkpoint_interval, double),
+                                           .seconds_min = CONFFILE_CHECKPOINT_INTERVAL_MIN,
+                                           .seconds_max = CONFFILE_CHECKPOINT_INTERVAL_MAX,
+                                           .invalid = "invalid interval (seconds, 0.1..3600)" },
+        [CONFFILE_CHECKPOINT_BYTES] = { "checkpoint-bytes", KEY_SIZE, FIELD(checkpoint_bytes, uint64_t),
+                                        .min = CONFFILE_CHECKPOINT_BYTES_MIN, .max = CONFFILE_CHECKPOINT_BYTES_MAX,
+                                        .invalid = "invalid size (1M..1T)" },
+        [CONFFILE_RESUME] = { "resume", KEY_BOOL, FIELD(resume_manual, bool), .words = { "auto", "manual" },
+                              .invalid = "unknown resume mode (auto, manual)" },
+        [CONFFILE_HISTORY_MAX_AGE] = { "history-max-age", KEY_UINT, FIELD(history_max_age_days, unsigned),
+                                       .max = CONFFILE_HISTORY_MAX_AGE_MAX,
+                                       .invalid = "invalid age (days, 0.." STR(CONFFILE_HISTORY_MAX_AGE_MAX)
+                                                  "; 0: forever)" },
+        [CONFFILE_MAX_BAD] = { "max-bad", KEY_SIZE, FIELD(max_bad, uint64_t), .max = CONFFILE_MAX_BAD_MAX,
+                               .invalid = "invalid size of bad sectors (0..1P)" },
+        [CONFFILE_CLIENT_TIMEOUT] = { "client-timeout", KEY_UINT, FIELD(client_timeout, unsigned), .min = 1,
+                                      .max = CONFFILE_CLIENT_TIMEOUT_MAX,
+                                      .invalid = "invalid timeout (seconds, 1.." STR(CONFFILE_CLIENT_TIMEOUT_MAX) ")" },
+        [CONFFILE_ALLOW] = { "allow", KEY_LIST, FIELD(allow, char **),
+                             .count_offset = offsetof(struct conffile, n_allow), .valid = absolute_valid,
+                             .invalid = "not an absolute path pattern (like /dev/disk/by-id/usb-*)" },
+        [CONFFILE_DENY] = { "deny", KEY_LIST, FIELD(deny, char **),
+                            .count_offset = offsetof(struct conffile, n_deny), .valid = absolute_valid,
+                            .invalid = "not an absolute path pattern (like /dev/disk/by-id/usb-*)" },
+};
+
+/* The field of key k in c; the caller knows its type from keys[k].type. */
+static void *field(struct conffile *c, enum conffile_key k) {
+        return (char *) c + keys[k].offset;
+}
+
+static const void *cfield(const struct conffile *c, enum conffile_key k) {
+        return (const char *) c + keys[k].offset;
+}
+
+/* The count of the list key k in c. */
+static size_t *list_count(struct conffile *c, enum conffile_key k) {
+        return (size_t *) (void *) ((char *) c + keys[k].count_offset);
+}
+
+static size_t clist_count(const struct conffile *c, enum conffile_key k) {
+        return *(const size_t *) (const void *) ((const char *) c + keys[k].count_offset);
+}
+
 const char *conffile_key_name(enum conffile_key key) {
-        return (unsigned) key < _CONFFILE_KEY_MAX ? conffile_keys[key].name : NULL;
+        return (unsigned) key < _CONFFILE_KEY_MAX ? keys[key].name : NULL;
 }
 
 int conffile_key_from_name(const char *name, enum conffile_key *ret) {
         for (unsigned k = 0; name && k < _CONFFILE_KEY_MAX; k++)
-                if (strcmp(name, conffile_keys[k].name) == 0) {
+                if (strcmp(name, keys[k].name) == 0) {
                         *ret = (enum conffile_key) k;
                         return 0;
                 }
@@ -56,7 +146,7 @@ int conffile_key_from_name(const char *name, enum conffile_key *ret) {
 }
 
 bool conffile_key_is_list(enum conffile_key key) {
-        return (unsigned) key < _CONFFILE_KEY_MAX && conffile_keys[key].list;
+        return (unsigned) key < _CONFFILE_KEY_MAX && keys[key].type == KEY_LIST;
 }
 
 /* A decimal integer from min to max, digits only. 0 or -EINVAL. */
@@ -140,109 +230,73 @@ static int value_error(char *msg, size_t len, const char *fmt, ...) {
         return -EINVAL;
 }
 
+/* A KEY_SIZE or KEY_RATE field holds a uint32_t or a uint64_t, as its size says. */
+static void uint_store(void *p, size_t size, uint64_t v) {
+        if (size == sizeof(uint32_t))
+                *(uint32_t *) p = (uint32_t) v;
+        else
+                *(uint64_t *) p = v;
+}
+
+static uint64_t uint_load(const void *p, size_t size) {
+        return size == sizeof(uint32_t) ? *(const uint32_t *) p : *(const uint64_t *) p;
+}
+
 int conffile_set(struct conffile *c, enum conffile_key key, const char *value, char *msg, size_t len) {
+        const struct key_def *d;
+        void *f;
         uint64_t v;
         int r = 0;
 
         if (!value || !*value)
                 return value_error(msg, len, "no value");
-        switch (key) {
-        case CONFFILE_THREADS:
-                if (parse_uint(value, 1, CONFFILE_THREADS_MAX, &c->threads) < 0)
-                        return value_error(msg, len, "invalid thread count (1..%d)", CONFFILE_THREADS_MAX);
+        if ((unsigned) key >= _CONFFILE_KEY_MAX)
+                return value_error(msg, len, "unknown key");
+        d = &keys[key];
+        f = field(c, key);
+        switch (d->type) {
+        case KEY_UINT:
+                if (parse_uint(value, (unsigned) d->min, (unsigned) d->max, f) < 0)
+                        return value_error(msg, len, "%s", d->invalid);
                 break;
-        case CONFFILE_BUFFERS:
-                if (parse_uint(value, 1, CONFFILE_BUFFERS_MAX, &c->buffers) < 0)
-                        return value_error(msg, len, "invalid buffer count (1..%d)", CONFFILE_BUFFERS_MAX);
+        case KEY_SIZE:
+                if (units_parse_size(value, &v) < 0 || v < d->min || v > d->max || (d->step && v % d->step))
+                        return value_error(msg, len, "%s", d->invalid);
+                uint_store(f, d->size, v);
                 break;
-        case CONFFILE_QUEUE_DEPTH:
-                /* 0 means the default: from the device. */
-                if (parse_uint(value, 0, CONFFILE_QUEUE_DEPTH_MAX, &c->queue_depth) < 0)
-                        return value_error(msg, len, "invalid queue depth (0..%d)", CONFFILE_QUEUE_DEPTH_MAX);
-                break;
-        case CONFFILE_IO_SIZE:
-                if (units_parse_size(value, &v) < 0 || v < 4096 || v > CONFFILE_IO_SIZE_MAX || v % 4096)
-                        return value_error(msg, len, "invalid I/O size (4K..64M, multiple of 4K)");
-                c->io_size = (uint32_t) v;
-                break;
-        case CONFFILE_MAX_RATE:
+        case KEY_RATE:
                 if (units_parse_rate(value, &v) < 0)
-                        return value_error(msg, len, "invalid rate (e.g. 200M for 200 MB/s, 0 for none)");
-                c->max_rate = v;
+                        return value_error(msg, len, "%s", d->invalid);
+                uint_store(f, d->size, v);
                 break;
-        case CONFFILE_SOCKET:
-                r = set_string(&c->socket, value);
+        case KEY_SECONDS:
+                if (parse_seconds(value, d->seconds_min, d->seconds_max, f) < 0)
+                        return value_error(msg, len, "%s", d->invalid);
                 break;
-        case CONFFILE_STATE_DIR:
-                r = set_string(&c->state_dir, value);
+        case KEY_CIPHER:
+                if (keystream_cipher_from_name(value, f) < 0)
+                        return value_error(msg, len, "%s", d->invalid);
                 break;
-        case CONFFILE_SOCKET_GROUP:
-                if (strpbrk(value, " \t:"))
-                        return value_error(msg, len, "invalid group name");
-                r = set_string(&c->socket_group, value);
-                break;
-        case CONFFILE_METHOD:
-                if (!method_find(value))
-                        return value_error(msg, len, "unknown method (see wipectl methods)");
-                r = set_string(&c->method, value);
-                break;
-        case CONFFILE_VERIFY:
-                r = set_string(&c->verify, value);
-                break;
-        case CONFFILE_CIPHER:
-                if (keystream_cipher_from_name(value, &c->cipher) < 0)
-                        return value_error(msg, len, "unknown cipher (auto, aes-128-ctr, chacha20)");
-                break;
-        case CONFFILE_CHUNK_SIZE:
-                if (units_parse_size(value, &v) < 0 || v < CONFFILE_CHUNK_SIZE_MIN || v > CONFFILE_CHUNK_SIZE_MAX ||
-                    v % CONFFILE_CHUNK_SIZE_MIN)
-                        return value_error(msg, len, "invalid chunk size (1M..1G, multiple of 1M)");
-                c->chunk_size = v;
-                break;
-        case CONFFILE_CHECKPOINT_INTERVAL:
-                if (parse_seconds(value, CONFFILE_CHECKPOINT_INTERVAL_MIN, CONFFILE_CHECKPOINT_INTERVAL_MAX,
-                                  &c->checkpoint_interval) < 0)
-                        return value_error(msg, len, "invalid interval (seconds, 0.1..3600)");
-                break;
-        case CONFFILE_CHECKPOINT_BYTES:
-                if (units_parse_size(value, &v) < 0 || v < CONFFILE_CHECKPOINT_BYTES_MIN ||
-                    v > CONFFILE_CHECKPOINT_BYTES_MAX)
-                        return value_error(msg, len, "invalid size (1M..1T)");
-                c->checkpoint_bytes = v;
-                break;
-        case CONFFILE_RESUME:
-                if (strcmp(value, "auto") == 0)
-                        c->resume_manual = false;
-                else if (strcmp(value, "manual") == 0)
-                        c->resume_manual = true;
+        case KEY_BOOL:
+                if (strcmp(value, d->words[0]) == 0)
+                        *(bool *) f = false;
+                else if (strcmp(value, d->words[1]) == 0)
+                        *(bool *) f = true;
                 else
-                        return value_error(msg, len, "unknown resume mode (auto, manual)");
+                        return value_error(msg, len, "%s", d->invalid);
                 break;
-        case CONFFILE_HISTORY_MAX_AGE:
-                if (parse_uint(value, 0, CONFFILE_HISTORY_MAX_AGE_MAX, &c->history_max_age_days) < 0)
-                        return value_error(msg, len, "invalid age (days, 0..%d; 0: forever)",
-                                           CONFFILE_HISTORY_MAX_AGE_MAX);
+        case KEY_STRING:
+                if (d->valid && !d->valid(value))
+                        return value_error(msg, len, "%s", d->invalid);
+                r = set_string(f, value);
                 break;
-        case CONFFILE_MAX_BAD:
-                if (units_parse_size(value, &v) < 0 || v > CONFFILE_MAX_BAD_MAX)
-                        return value_error(msg, len, "invalid size of bad sectors (0..1P)");
-                c->max_bad = v;
-                break;
-        case CONFFILE_CLIENT_TIMEOUT:
-                if (parse_uint(value, 1, CONFFILE_CLIENT_TIMEOUT_MAX, &c->client_timeout) < 0)
-                        return value_error(msg, len, "invalid timeout (seconds, 1..%d)", CONFFILE_CLIENT_TIMEOUT_MAX);
-                break;
-        case CONFFILE_ALLOW:
-        case CONFFILE_DENY:
-                if (value[0] != '/')
-                        return value_error(msg, len, "not an absolute path pattern (like /dev/disk/by-id/usb-*)");
+        case KEY_LIST:
+                if (d->valid && !d->valid(value))
+                        return value_error(msg, len, "%s", d->invalid);
                 if (c->n_allow + c->n_deny >= CONFFILE_PATTERNS_MAX)
                         return value_error(msg, len, "more than %d allow and deny patterns", CONFFILE_PATTERNS_MAX);
-                r = key == CONFFILE_ALLOW ? strv_append(&c->allow, &c->n_allow, value) :
-                                            strv_append(&c->deny, &c->n_deny, value);
+                r = strv_append(f, list_count(c, key), value);
                 break;
-        default:
-                return value_error(msg, len, "unknown key");
         }
         if (r < 0)
                 return r;
@@ -310,7 +364,7 @@ static int parse_line(struct conffile *c, const char *name, unsigned line, const
                                   conffile_key_name(key), c->line[key]);
         if (!*value)
                 return line_error(err, err_len, name, line, "%s: no value", conffile_key_name(key));
-        if ((key == CONFFILE_SOCKET || key == CONFFILE_STATE_DIR) && value[0] != '/')
+        if (keys[key].file_absolute && value[0] != '/')
                 return line_error(err, err_len, name, line, "%s = %.128s: not an absolute path", conffile_key_name(key),
                                   value);
         r = conffile_set(c, key, value, msg, sizeof(msg));
@@ -396,71 +450,20 @@ static int strv_copy(char ***dst, size_t *n_dst, char *const *src, size_t n_src)
 int conffile_merge(struct conffile *dst, const struct conffile *src) {
         int r = 0;
 
-        for (unsigned k = 0; k < _CONFFILE_KEY_MAX && r >= 0; k++) {
+        for (enum conffile_key k = 0; k < _CONFFILE_KEY_MAX && r >= 0; k++) {
                 if (!src->set[k])
                         continue;
-                switch ((enum conffile_key) k) {
-                case CONFFILE_THREADS:
-                        dst->threads = src->threads;
+                switch (keys[k].type) {
+                case KEY_STRING:
+                        r = set_string(field(dst, k), *(char *const *) cfield(src, k));
                         break;
-                case CONFFILE_BUFFERS:
-                        dst->buffers = src->buffers;
-                        break;
-                case CONFFILE_IO_SIZE:
-                        dst->io_size = src->io_size;
-                        break;
-                case CONFFILE_QUEUE_DEPTH:
-                        dst->queue_depth = src->queue_depth;
-                        break;
-                case CONFFILE_MAX_RATE:
-                        dst->max_rate = src->max_rate;
-                        break;
-                case CONFFILE_SOCKET:
-                        r = set_string(&dst->socket, src->socket);
-                        break;
-                case CONFFILE_STATE_DIR:
-                        r = set_string(&dst->state_dir, src->state_dir);
-                        break;
-                case CONFFILE_SOCKET_GROUP:
-                        r = set_string(&dst->socket_group, src->socket_group);
-                        break;
-                case CONFFILE_METHOD:
-                        r = set_string(&dst->method, src->method);
-                        break;
-                case CONFFILE_VERIFY:
-                        r = set_string(&dst->verify, src->verify);
-                        break;
-                case CONFFILE_CIPHER:
-                        dst->cipher = src->cipher;
-                        break;
-                case CONFFILE_CHUNK_SIZE:
-                        dst->chunk_size = src->chunk_size;
-                        break;
-                case CONFFILE_CHECKPOINT_INTERVAL:
-                        dst->checkpoint_interval = src->checkpoint_interval;
-                        break;
-                case CONFFILE_CHECKPOINT_BYTES:
-                        dst->checkpoint_bytes = src->checkpoint_bytes;
-                        break;
-                case CONFFILE_RESUME:
-                        dst->resume_manual = src->resume_manual;
-                        break;
-                case CONFFILE_HISTORY_MAX_AGE:
-                        dst->history_max_age_days = src->history_max_age_days;
-                        break;
-                case CONFFILE_MAX_BAD:
-                        dst->max_bad = src->max_bad;
-                        break;
-                case CONFFILE_CLIENT_TIMEOUT:
-                        dst->client_timeout = src->client_timeout;
-                        break;
-                case CONFFILE_ALLOW:
-                        r = strv_copy(&dst->allow, &dst->n_allow, src->allow, src->n_allow);
-                        break;
-                case CONFFILE_DENY:
-                        r = strv_copy(&dst->deny, &dst->n_deny, src->deny, src->n_deny);
+                case KEY_LIST:
+                        r = strv_copy(field(dst, k), list_count(dst, k), *(char **const *) cfield(src, k),
+                                      clist_count(src, k));
                         break;
                 default:
+                        /* A scalar: a number, a cipher or a bool. */
+                        memcpy(field(dst, k), cfield(src, k), keys[k].size);
                         break;
                 }
                 if (r >= 0) {
@@ -485,50 +488,30 @@ static bool strv_same(char *const *a, size_t na, char *const *b, size_t nb) {
 }
 
 bool conffile_same(const struct conffile *a, const struct conffile *b, enum conffile_key key) {
-        switch (key) {
-        case CONFFILE_THREADS:
-                return a->threads == b->threads;
-        case CONFFILE_BUFFERS:
-                return a->buffers == b->buffers;
-        case CONFFILE_IO_SIZE:
-                return a->io_size == b->io_size;
-        case CONFFILE_QUEUE_DEPTH:
-                return a->queue_depth == b->queue_depth;
-        case CONFFILE_MAX_RATE:
-                return a->max_rate == b->max_rate;
-        case CONFFILE_SOCKET:
-                return str_same(a->socket, b->socket);
-        case CONFFILE_STATE_DIR:
-                return str_same(a->state_dir, b->state_dir);
-        case CONFFILE_SOCKET_GROUP:
-                return str_same(a->socket_group, b->socket_group);
-        case CONFFILE_METHOD:
-                return str_same(a->method, b->method);
-        case CONFFILE_VERIFY:
-                return str_same(a->verify, b->verify);
-        case CONFFILE_CIPHER:
-                return a->cipher == b->cipher;
-        case CONFFILE_CHUNK_SIZE:
-                return a->chunk_size == b->chunk_size;
-        case CONFFILE_CHECKPOINT_INTERVAL:
-                return a->checkpoint_interval == b->checkpoint_interval;
-        case CONFFILE_CHECKPOINT_BYTES:
-                return a->checkpoint_bytes == b->checkpoint_bytes;
-        case CONFFILE_RESUME:
-                return a->resume_manual == b->resume_manual;
-        case CONFFILE_HISTORY_MAX_AGE:
-                return a->history_max_age_days == b->history_max_age_days;
-        case CONFFILE_MAX_BAD:
-                return a->max_bad == b->max_bad;
-        case CONFFILE_CLIENT_TIMEOUT:
-                return a->client_timeout == b->client_timeout;
-        case CONFFILE_ALLOW:
-                return strv_same(a->allow, a->n_allow, b->allow, b->n_allow);
-        case CONFFILE_DENY:
-                return strv_same(a->deny, a->n_deny, b->deny, b->n_deny);
-        default:
+        const void *fa, *fb;
+
+        if ((unsigned) key >= _CONFFILE_KEY_MAX)
                 return true;
+        fa = cfield(a, key);
+        fb = cfield(b, key);
+        switch (keys[key].type) {
+        case KEY_UINT:
+                return *(const unsigned *) fa == *(const unsigned *) fb;
+        case KEY_SIZE:
+        case KEY_RATE:
+                return uint_load(fa, keys[key].size) == uint_load(fb, keys[key].size);
+        case KEY_SECONDS:
+                return *(const double *) fa == *(const double *) fb;
+        case KEY_CIPHER:
+                return *(const enum keystream_cipher *) fa == *(const enum keystream_cipher *) fb;
+        case KEY_BOOL:
+                return *(const bool *) fa == *(const bool *) fb;
+        case KEY_STRING:
+                return str_same(*(char *const *) fa, *(char *const *) fb);
+        case KEY_LIST:
+                return strv_same(*(char **const *) fa, clist_count(a, key), *(char **const *) fb, clist_count(b, key));
         }
+        return true;
 }
 
 static char *format_strv(char *buf, size_t n, char *const *v, size_t count) {
@@ -548,69 +531,38 @@ static char *format_strv(char *buf, size_t n, char *const *v, size_t count) {
 }
 
 char *conffile_format(const struct conffile *c, enum conffile_key key, char *buf, size_t n) {
+        const struct key_def *d;
         const char *s = NULL;
+        const void *f;
 
-        switch (key) {
-        case CONFFILE_THREADS:
-                snprintf(buf, n, "%u", c->threads);
+        if ((unsigned) key >= _CONFFILE_KEY_MAX) {
+                snprintf(buf, n, "(none)");
                 return buf;
-        case CONFFILE_BUFFERS:
-                snprintf(buf, n, "%u", c->buffers);
+        }
+        d = &keys[key];
+        f = cfield(c, key);
+        switch (d->type) {
+        case KEY_UINT:
+                snprintf(buf, n, "%u", *(const unsigned *) f);
                 return buf;
-        case CONFFILE_IO_SIZE:
-                snprintf(buf, n, "%" PRIu32, c->io_size);
+        case KEY_SIZE:
+        case KEY_RATE:
+                snprintf(buf, n, "%" PRIu64, uint_load(f, d->size));
                 return buf;
-        case CONFFILE_QUEUE_DEPTH:
-                snprintf(buf, n, "%u", c->queue_depth);
+        case KEY_SECONDS:
+                snprintf(buf, n, "%.9g", *(const double *) f);
                 return buf;
-        case CONFFILE_MAX_RATE:
-                snprintf(buf, n, "%" PRIu64, c->max_rate);
-                return buf;
-        case CONFFILE_SOCKET:
-                s = c->socket;
+        case KEY_CIPHER:
+                s = keystream_cipher_name(*(const enum keystream_cipher *) f);
                 break;
-        case CONFFILE_STATE_DIR:
-                s = c->state_dir;
+        case KEY_BOOL:
+                s = d->words[*(const bool *) f];
                 break;
-        case CONFFILE_SOCKET_GROUP:
-                s = c->socket_group;
+        case KEY_STRING:
+                s = *(char *const *) f;
                 break;
-        case CONFFILE_METHOD:
-                s = c->method;
-                break;
-        case CONFFILE_VERIFY:
-                s = c->verify;
-                break;
-        case CONFFILE_CIPHER:
-                s = keystream_cipher_name(c->cipher);
-                break;
-        case CONFFILE_CHUNK_SIZE:
-                snprintf(buf, n, "%" PRIu64, c->chunk_size);
-                return buf;
-        case CONFFILE_CHECKPOINT_INTERVAL:
-                snprintf(buf, n, "%.9g", c->checkpoint_interval);
-                return buf;
-        case CONFFILE_CHECKPOINT_BYTES:
-                snprintf(buf, n, "%" PRIu64, c->checkpoint_bytes);
-                return buf;
-        case CONFFILE_RESUME:
-                s = c->resume_manual ? "manual" : "auto";
-                break;
-        case CONFFILE_HISTORY_MAX_AGE:
-                snprintf(buf, n, "%u", c->history_max_age_days);
-                return buf;
-        case CONFFILE_MAX_BAD:
-                snprintf(buf, n, "%" PRIu64, c->max_bad);
-                return buf;
-        case CONFFILE_CLIENT_TIMEOUT:
-                snprintf(buf, n, "%u", c->client_timeout);
-                return buf;
-        case CONFFILE_ALLOW:
-                return format_strv(buf, n, c->allow, c->n_allow);
-        case CONFFILE_DENY:
-                return format_strv(buf, n, c->deny, c->n_deny);
-        default:
-                break;
+        case KEY_LIST:
+                return format_strv(buf, n, *(char **const *) f, clist_count(c, key));
         }
         snprintf(buf, n, "%s", s ? s : "(none)");
         return buf;
@@ -619,13 +571,11 @@ char *conffile_format(const struct conffile *c, enum conffile_key key, char *buf
 void conffile_done(struct conffile *c) {
         if (!c)
                 return;
-        free(c->socket);
-        free(c->state_dir);
-        free(c->socket_group);
-        free(c->method);
-        free(c->verify);
-        strv_free(c->allow);
-        strv_free(c->deny);
+        for (enum conffile_key k = 0; k < _CONFFILE_KEY_MAX; k++)
+                if (keys[k].type == KEY_STRING)
+                        free(*(char **) field(c, k));
+                else if (keys[k].type == KEY_LIST)
+                        strv_free(*(char ***) field(c, k));
         *c = (struct conffile) {};
 }
 

@@ -313,6 +313,52 @@ static void test_keys(void **state) {
         assert_null(conffile_key_name(_CONFFILE_KEY_MAX));
 }
 
+/* Every key round-trips: a value set, formatted and read again (by conffile_set() and from a file
+ * of "key = formatted value" lines) is the same value; and merge copies every key. */
+static void test_roundtrip(void **state) {
+        static const char *const samples[_CONFFILE_KEY_MAX] = {
+                [CONFFILE_THREADS] = "4", [CONFFILE_BUFFERS] = "32", [CONFFILE_IO_SIZE] = "4M",
+                [CONFFILE_QUEUE_DEPTH] = "64", [CONFFILE_MAX_RATE] = "200MB/s", [CONFFILE_SOCKET] = "/run/w.sock",
+                [CONFFILE_STATE_DIR] = "/var/lib/w", [CONFFILE_SOCKET_GROUP] = "disk", [CONFFILE_METHOD] = "zero",
+                [CONFFILE_VERIFY] = "sample=5", [CONFFILE_CIPHER] = "chacha20", [CONFFILE_CHUNK_SIZE] = "128M",
+                [CONFFILE_CHECKPOINT_INTERVAL] = "2.5", [CONFFILE_CHECKPOINT_BYTES] = "1G",
+                [CONFFILE_RESUME] = "manual", [CONFFILE_HISTORY_MAX_AGE] = "30", [CONFFILE_MAX_BAD] = "4K",
+                [CONFFILE_CLIENT_TIMEOUT] = "30", [CONFFILE_ALLOW] = "/dev/loop*", [CONFFILE_DENY] = "/dev/sd*",
+        };
+        struct conffile a = {}, b = {}, empty = {}, merged = {}, file;
+        char msg[128], buf[128], text[4096] = "", err[512];
+        size_t used = 0;
+
+        (void) state;
+        for (enum conffile_key k = 0; k < _CONFFILE_KEY_MAX; k++) {
+                assert_non_null(samples[k]);
+                assert_int_equal(conffile_set(&a, k, samples[k], msg, sizeof(msg)), 0);
+                assert_true(a.set[k]);
+                assert_false(conffile_same(&a, &empty, k));    /* every sample differs from zero */
+                conffile_format(&a, k, buf, sizeof(buf));
+                assert_int_equal(conffile_set(&b, k, buf, msg, sizeof(msg)), 0);
+                assert_true(conffile_same(&a, &b, k));
+                used += (size_t) snprintf(text + used, sizeof(text) - used, "%s = %s\n", conffile_key_name(k), buf);
+                assert_true(used < sizeof(text));
+        }
+        assert_int_equal(parse(&file, text, err, sizeof(err)), 0);
+        assert_int_equal(conffile_merge(&merged, &a), 0);
+        for (enum conffile_key k = 0; k < _CONFFILE_KEY_MAX; k++) {
+                assert_true(conffile_same(&a, &file, k));
+                assert_int_equal(file.line[k], k + 1);
+                assert_true(conffile_same(&a, &merged, k));
+                assert_true(merged.set[k]);
+        }
+        assert_int_equal(conffile_set(&a, _CONFFILE_KEY_MAX, "1", msg, sizeof(msg)), -EINVAL);
+        assert_string_equal(msg, "unknown key");
+        conffile_done(&a);
+        conffile_done(&b);
+        conffile_done(&file);
+        conffile_done(&merged);
+        for (enum conffile_key k = 0; k < _CONFFILE_KEY_MAX; k++)
+                assert_true(conffile_same(&a, &empty, k));     /* done leaves every key zero */
+}
+
 static void test_match(void **state) {
         char *links[] = { "/dev/disk/by-id/usb-Kingston_123", "/dev/disk/by-path/pci-0000:00:14.0-usb-0:1:1.0", NULL };
         struct conffile c;
@@ -403,6 +449,7 @@ int main(void) {
                 cmocka_unit_test(test_check),
                 cmocka_unit_test(test_merge),
                 cmocka_unit_test(test_keys),
+                cmocka_unit_test(test_roundtrip),
                 cmocka_unit_test(test_match),
                 cmocka_unit_test(test_load),
         };
