@@ -45,6 +45,49 @@ bool protocol_op_mutates(enum protocol_op op) {
                op == PROTOCOL_OP_FORGET;
 }
 
+#define FIELDS_MAX 12                    /* fields of the op with the most, and the end */
+
+static const struct protocol_field op_fields[_PROTOCOL_OP_MAX][FIELDS_MAX] = {
+        [PROTOCOL_OP_VERSION] = { { NULL } },
+        [PROTOCOL_OP_SUBMIT] = { { "devices", PROTOCOL_FIELD_STRING_ARRAY }, { "cipher", PROTOCOL_FIELD_STRING },
+                                 { "method", PROTOCOL_FIELD_STRING }, { "passes", PROTOCOL_FIELD_STRING_ARRAY },
+                                 { "verify", PROTOCOL_FIELD_STRING }, { "seed", PROTOCOL_FIELD_U64 },
+                                 { "queue_depth", PROTOCOL_FIELD_U64 }, { "io_size", PROTOCOL_FIELD_U64 },
+                                 { "max_rate", PROTOCOL_FIELD_U64 }, { "max_bad_bytes", PROTOCOL_FIELD_U64 },
+                                 { "expect", PROTOCOL_FIELD_OBJECT_ARRAY }, { NULL } },
+        [PROTOCOL_OP_STATUS] = { { "jobs", PROTOCOL_FIELD_U64_ARRAY }, { NULL } },
+        [PROTOCOL_OP_LIST] = { { NULL } },
+        [PROTOCOL_OP_CANCEL] = { { "job", PROTOCOL_FIELD_U64 }, { NULL } },
+        [PROTOCOL_OP_REPORT] = { { "job", PROTOCOL_FIELD_U64 }, { "keys", PROTOCOL_FIELD_BOOL }, { NULL } },
+        [PROTOCOL_OP_PROBE] = { { "devices", PROTOCOL_FIELD_STRING_ARRAY }, { NULL } },
+        [PROTOCOL_OP_VERIFY] = { { "job", PROTOCOL_FIELD_U64 }, { "verify", PROTOCOL_FIELD_STRING },
+                                 { "seed", PROTOCOL_FIELD_U64 }, { NULL } },
+        [PROTOCOL_OP_WATCH] = { { "jobs", PROTOCOL_FIELD_U64_ARRAY }, { "interval_ms", PROTOCOL_FIELD_U64 },
+                                { NULL } },
+        [PROTOCOL_OP_PAUSE] = { { "job", PROTOCOL_FIELD_U64 }, { NULL } },
+        [PROTOCOL_OP_RESUME] = { { "job", PROTOCOL_FIELD_U64 }, { "device", PROTOCOL_FIELD_STRING }, { NULL } },
+        [PROTOCOL_OP_FORGET] = { { "job", PROTOCOL_FIELD_U64 }, { NULL } },
+};
+
+const struct protocol_field *protocol_op_fields(enum protocol_op op) {
+        if (op < 0 || op >= _PROTOCOL_OP_MAX)
+                return NULL;
+        return op_fields[op];
+}
+
+bool protocol_op_has_field(enum protocol_op op, const char *name) {
+        const struct protocol_field *f = protocol_op_fields(op);
+
+        if (!f || !name)
+                return false;
+        if (strcmp(name, "id") == 0 || strcmp(name, "op") == 0)
+                return true;
+        for (; f->name; f++)
+                if (strcmp(name, f->name) == 0)
+                        return true;
+        return false;
+}
+
 /* Whether the integer literal s[0..n) (digits, perhaps a leading '-') fits in -2^63..2^64-1, the
  * range json-c holds exactly: it clamps anything beyond without a word. */
 static bool integer_fits(const char *s, size_t n) {

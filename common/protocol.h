@@ -36,6 +36,28 @@ enum protocol_op protocol_op_from_name(const char *name);
 /* Whether the op changes anything or looks at devices (needs root or the wiped group). */
 bool protocol_op_mutates(enum protocol_op op);
 
+/* The JSON type of a request field. */
+enum protocol_field_type {
+        PROTOCOL_FIELD_U64,             /* a non-negative integer */
+        PROTOCOL_FIELD_STRING,
+        PROTOCOL_FIELD_BOOL,
+        PROTOCOL_FIELD_STRING_ARRAY,    /* of non-empty strings */
+        PROTOCOL_FIELD_U64_ARRAY,
+        PROTOCOL_FIELD_OBJECT_ARRAY,
+};
+
+struct protocol_field {
+        const char *name;               /* NULL ends a list */
+        enum protocol_field_type type;
+};
+
+/* The fields a request of op may carry besides "id" and "op", in the order wiped(8) lists them,
+ * ending with a NULL name (an op without fields has only that end); NULL for an unknown op. Any
+ * other field is an error (EINVAL "unknown field"). Static. */
+const struct protocol_field *protocol_op_fields(enum protocol_op op);
+/* Whether a request of op may carry the field name: "id", "op" or one of protocol_op_fields(op). */
+bool protocol_op_has_field(enum protocol_op op, const char *name);
+
 /* A decoded request. obj owns everything; free with protocol_request_done(). */
 struct protocol_request {
         int64_t id;                     /* -1 when the request had no usable id */

@@ -57,8 +57,8 @@
 #include <sys/un.h>
 
 #include "clock.h"
+#include "protocol.h"
 
-#define LINE_MAX_PROTO (64 * 1024)     /* the daemon's request limit (wiped(8)) */
 #define REPLY_TIMEOUT 10.0              /* seconds for any one reply */
 
 enum mode { MODE_NONE, MODE_CONNECTIONS, MODE_SLOW, MODE_SILENT, MODE_TRICKLE, MODE_IDLE_WATCH, MODE_GARBAGE,
@@ -562,33 +562,6 @@ static void buf_u64(struct buf *b, uint64_t v) {
 #define N_(a) (sizeof(a) / sizeof((a)[0]))
 #define PICK(a) ((a)[rng_below(N_(a))])
 
-enum ftype { F_U64, F_STR, F_STRARR, F_U64ARR, F_BOOL };
-
-struct field {
-        const char *name;
-        enum ftype type;
-};
-
-static const struct op_desc {
-        const char *name;
-        struct field fields[10];        /* ends with a NULL name */
-} ops[] = {
-        { "version", { { NULL, 0 } } },
-        { "list", { { NULL, 0 } } },
-        { "submit", { { "devices", F_STRARR }, { "cipher", F_STR }, { "method", F_STR }, { "passes", F_STRARR },
-                      { "verify", F_STR }, { "seed", F_U64 }, { "queue_depth", F_U64 }, { "io_size", F_U64 },
-                      { "max_rate", F_U64 }, { NULL, 0 } } },
-        { "status", { { "jobs", F_U64ARR }, { NULL, 0 } } },
-        { "watch", { { "jobs", F_U64ARR }, { "interval_ms", F_U64 }, { NULL, 0 } } },
-        { "cancel", { { "job", F_U64 }, { NULL, 0 } } },
-        { "pause", { { "job", F_U64 }, { NULL, 0 } } },
-        { "forget", { { "job", F_U64 }, { NULL, 0 } } },
-        { "resume", { { "job", F_U64 }, { "device", F_STR }, { NULL, 0 } } },
-        { "report", { { "job", F_U64 }, { "keys", F_BOOL }, { NULL, 0 } } },
-        { "verify", { { "job", F_U64 }, { "verify", F_STR }, { "seed", F_U64 }, { NULL, 0 } } },
-        { "probe", { { "devices", F_STRARR }, { NULL, 0 } } },
-};
-
 /* Values of the wrong JSON type for each kind of field (never null: null reads as absent). */
 static const char *const wrong_u64[] = { "\"1\"", "-1", "1.5", "1e400", "-1e400", "true", "false", "[1]", "{\"a\":1}",
                                          "\"\"", "-9223372036854775808", "-0.0", "[]", "{}" };
@@ -598,6 +571,8 @@ static const char *const wrong_strarr[] = { "\"/dev/null\"", "1", "[]", "[1]", "
 static const char *const wrong_u64arr[] = { "1", "\"1\"", "[-1]", "[\"1\"]", "[1.5]", "{}", "[[1]]", "true", "[null]",
                                             "[1e400]", "\"[]\"" };
 static const char *const wrong_bool[] = { "1", "0", "\"true\"", "[]", "{}", "\"\"", "[true]" };
+static const char *const wrong_objarr[] = { "{}", "1", "\"x\"", "true", "[1]", "[\"x\"]", "[null]", "[[]]", "[{}]",
+                                            "[{\"node\":1}]", "[{\"node\":\"/dev/null\",\"bogus\":1}]" };
 /* Numbers out of every range or at its edges, for the numeric fields of a submit. */
 static const char *const odd_numbers[] = { "-1", "-4096", "0", "1", "4097", "1e30", "18446744073709551615",
                                            "18446744073709551616", "99999999999999999999999", "9223372036854775807",
@@ -635,10 +610,10 @@ static void add_json_string(struct buf *b, const char *s) {
 }
 
 /* A value of the field's own type that is harmless: a job id no job has (they count from 1 and
- * never get near 2^40), a path that is not a block device, a valid name. */
-static void add_harmless(struct buf *b, const struct field *f) {
+ * never get near 2^40), a path that is not a block device, a valid name, the identity of /dev/null. */
+static void add_harmless(struct buf *b, const struct protocol_field *f) {
         switch (f->type) {
-        case F_U64:
+        case PROTOCOL_FIELD_U64:
                 if (strcmp(f->name, "job") == 0)
                         buf_u64(b, (UINT64_C(1) << 40) + rng_below(1u << 20));
                 else if (strcmp(f->name, "interval_ms") == 0)
@@ -648,7 +623,7 @@ static void add_harmless(struct buf *b, const struct field *f) {
                 else
                         buf_u64(b, 1 + rng_below(8));
                 break;
-        case F_STR:
+        case PROTOCOL_FIELD_STRING:
                 if (strcmp(f->name, "device") == 0)
                         add_json_string(b, n_paths ? paths[rng_below(n_paths)] : "/dev/null");
                 else if (strcmp(f->name, "cipher") == 0)
@@ -658,7 +633,7 @@ static void add_harmless(struct buf *b, const struct field *f) {
                 else
                         add_json_string(b, "random");
                 break;
-        case F_STRARR:
+        case PROTOCOL_FIELD_STRING_ARRAY:
                 buf_char(b, '[');
                 if (strcmp(f->name, "devices") == 0)
                         add_json_string(b, n_paths ? paths[rng_below(n_paths)] : "/dev/null");
@@ -666,56 +641,61 @@ static void add_harmless(struct buf *b, const struct field *f) {
                         add_json_string(b, "zero");
                 buf_char(b, ']');
                 break;
-        case F_U64ARR:
+        case PROTOCOL_FIELD_U64_ARRAY:
                 buf_char(b, '[');
                 buf_u64(b, (UINT64_C(1) << 40) + rng_below(1u << 20));
                 buf_char(b, ']');
                 break;
-        case F_BOOL:
+        case PROTOCOL_FIELD_BOOL:
                 buf_str(b, "false");
+                break;
+        case PROTOCOL_FIELD_OBJECT_ARRAY:
+                buf_str(b, "[{\"node\":\"/dev/null\",\"major\":1,\"minor\":3,\"size\":0}]");
                 break;
         }
 }
 
-static void add_wrong(struct buf *b, const struct field *f) {
+static void add_wrong(struct buf *b, const struct protocol_field *f) {
         switch (f->type) {
-        case F_U64: buf_str(b, PICK(wrong_u64)); break;
-        case F_STR: buf_str(b, PICK(wrong_str)); break;
-        case F_STRARR: buf_str(b, PICK(wrong_strarr)); break;
-        case F_U64ARR: buf_str(b, PICK(wrong_u64arr)); break;
-        case F_BOOL: buf_str(b, PICK(wrong_bool)); break;
+        case PROTOCOL_FIELD_U64: buf_str(b, PICK(wrong_u64)); break;
+        case PROTOCOL_FIELD_STRING: buf_str(b, PICK(wrong_str)); break;
+        case PROTOCOL_FIELD_STRING_ARRAY: buf_str(b, PICK(wrong_strarr)); break;
+        case PROTOCOL_FIELD_U64_ARRAY: buf_str(b, PICK(wrong_u64arr)); break;
+        case PROTOCOL_FIELD_BOOL: buf_str(b, PICK(wrong_bool)); break;
+        case PROTOCOL_FIELD_OBJECT_ARRAY: buf_str(b, PICK(wrong_objarr)); break;
         }
 }
 
 /* A request of op that cannot succeed: every field the op needs is present with a harmless value
  * (the job does not exist, the path is no block device), and field number bad (if any) has a value
  * of the wrong type, or an odd number when odd is set; an op without fields gets an unknown one. */
-static void gen_op_request(struct buf *b, const struct op_desc *op, bool odd) {
+static void gen_op_request(struct buf *b, enum protocol_op op, bool odd) {
+        const struct protocol_field *fields = protocol_op_fields(op);
         size_t nf = 0, bad;
 
-        while (op->fields[nf].name)
+        while (fields[nf].name)
                 nf++;
         bad = rng_below(nf);
         buf_str(b, "{\"id\":");
         buf_u64(b, rng_below(1000));
         buf_str(b, ",\"op\":\"");
-        buf_str(b, op->name);
+        buf_str(b, protocol_op_name(op));
         buf_char(b, '"');
         for (size_t i = 0; i < nf; i++) {
-                const struct field *f = &op->fields[i];
+                const struct protocol_field *f = &fields[i];
                 bool required = strcmp(f->name, "job") == 0 || strcmp(f->name, "devices") == 0 ||
-                                (strcmp(f->name, "jobs") == 0 && strcmp(op->name, "watch") == 0);
+                                (strcmp(f->name, "jobs") == 0 && op == PROTOCOL_OP_WATCH);
 
                 if (i != bad && !required && rng_below(2))
                         continue;
-                if (i == bad && strcmp(op->name, "submit") == 0 && strcmp(f->name, "passes") == 0)
+                if (i == bad && op == PROTOCOL_OP_SUBMIT && strcmp(f->name, "passes") == 0)
                         continue;       /* "passes" goes with "method": leave it to the other fields */
                 buf_str(b, ",\"");
                 buf_str(b, f->name);
                 buf_str(b, "\":");
                 if (i != bad)
                         add_harmless(b, f);
-                else if (odd && f->type == F_U64)
+                else if (odd && f->type == PROTOCOL_FIELD_U64)
                         buf_str(b, PICK(odd_numbers));
                 else
                         add_wrong(b, f);
@@ -735,7 +715,7 @@ static void gen_line(struct buf *b, bool *overlong) {
         b->len = 0;
         *overlong = false;
         if (kind < 2) {                         /* over the limit: error, then the close */
-                size_t n = LINE_MAX_PROTO + 1 + rng_below(3 * LINE_MAX_PROTO);
+                size_t n = PROTOCOL_LINE_MAX + 1 + rng_below(3 * PROTOCOL_LINE_MAX);
 
                 buf_str(b, "{\"id\":1,\"op\":\"version\",\"pad\":\"");
                 while (b->len < n)
@@ -760,7 +740,7 @@ static void gen_line(struct buf *b, bool *overlong) {
 
                 if (rng_below(2))
                         buf_str(b, "{\"id\":1,\"op\":\"status\",\"jobs\":");
-                while (b->len + strlen(open) < LINE_MAX_PROTO - 10 && depth-- > 0)
+                while (b->len + strlen(open) < PROTOCOL_LINE_MAX - 10 && depth-- > 0)
                         buf_str(b, open);
                 buf_str(b, "1");
         } else if (kind < 35) {                 /* valid JSON, or nearly, that is not a request */
@@ -770,9 +750,9 @@ static void gen_line(struct buf *b, bool *overlong) {
                 buf_str(b, PICK(bad_envelopes));
                 buf_char(b, '}');
         } else if (kind < 75) {                 /* an op with a field of the wrong type */
-                gen_op_request(b, &ops[rng_below(N_(ops))], false);
+                gen_op_request(b, (enum protocol_op) rng_below(_PROTOCOL_OP_MAX), false);
         } else if (kind < 83) {                 /* a submit with odd numbers */
-                gen_op_request(b, &ops[2], true);
+                gen_op_request(b, PROTOCOL_OP_SUBMIT, true);
         } else if (kind < 88) {                 /* an unknown op */
                 buf_str(b, "{\"id\":1,\"op\":\"");
                 for (size_t i = 0, n = 1 + rng_below(40); i < n; i++)
@@ -783,7 +763,7 @@ static void gen_line(struct buf *b, bool *overlong) {
 
                 buf_add(b, s, 1 + rng_below(strlen(s) - 1));
         } else if (kind < 97) {                 /* big, under the limit, with an unknown field */
-                size_t n = 1000 + rng_below(LINE_MAX_PROTO - 2000);
+                size_t n = 1000 + rng_below(PROTOCOL_LINE_MAX - 2000);
 
                 buf_str(b, "{\"id\":1,\"op\":\"list\",\"junk\":\"");
                 while (b->len < n)

@@ -117,6 +117,39 @@ static void test_malformed(void **state) {
         }
 }
 
+/* The fields of every op: a list for each, names unique, "id" and "op" accepted everywhere. */
+static void test_op_fields(void **state) {
+        const struct protocol_field *f;
+
+        (void) state;
+        for (int op = 0; op < _PROTOCOL_OP_MAX; op++) {
+                f = protocol_op_fields(op);
+                assert_non_null(f);
+                assert_true(protocol_op_has_field(op, "id"));
+                assert_true(protocol_op_has_field(op, "op"));
+                assert_false(protocol_op_has_field(op, "devcies"));
+                assert_false(protocol_op_has_field(op, ""));
+                for (size_t i = 0; f[i].name; i++) {
+                        assert_true(protocol_op_has_field(op, f[i].name));
+                        for (size_t j = 0; j < i; j++)
+                                assert_string_not_equal(f[i].name, f[j].name);
+                }
+        }
+        assert_null(protocol_op_fields(_PROTOCOL_OP_MAX));
+        assert_null(protocol_op_fields(PROTOCOL_OP_INVALID));
+        assert_false(protocol_op_has_field(PROTOCOL_OP_INVALID, "id"));
+        assert_null(protocol_op_fields(PROTOCOL_OP_VERSION)[0].name);
+        assert_null(protocol_op_fields(PROTOCOL_OP_LIST)[0].name);
+        assert_true(protocol_op_has_field(PROTOCOL_OP_SUBMIT, "max_bad_bytes"));
+        assert_true(protocol_op_has_field(PROTOCOL_OP_SUBMIT, "expect"));
+        assert_false(protocol_op_has_field(PROTOCOL_OP_PROBE, "expect"));
+        assert_true(protocol_op_has_field(PROTOCOL_OP_WATCH, "interval_ms"));
+        assert_false(protocol_op_has_field(PROTOCOL_OP_STATUS, "interval_ms"));
+        f = protocol_op_fields(PROTOCOL_OP_REPORT);
+        assert_string_equal(f[1].name, "keys");
+        assert_int_equal(f[1].type, PROTOCOL_FIELD_BOOL);
+}
+
 static void test_fields(void **state) {
         struct protocol_request req;
         const char **devs = NULL;
@@ -298,6 +331,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_valid),
                 cmocka_unit_test(test_malformed),
+                cmocka_unit_test(test_op_fields),
                 cmocka_unit_test(test_fields),
                 cmocka_unit_test(test_strict),
                 cmocka_unit_test(test_replies),
