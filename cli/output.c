@@ -179,9 +179,7 @@ char *output_table_cell(struct output_table *t, size_t row, size_t column) {
         return t->cells[row * t->columns + column];
 }
 
-/* Characters of a UTF-8 string as a terminal counts them, near enough: bytes that do not continue
- * a sequence. */
-static size_t output_width(const char *s) {
+size_t output_width(const char *s) {
         size_t w = 0;
 
         for (; *s; s++)

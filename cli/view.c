@@ -44,17 +44,6 @@ static void view_size(FILE *out, size_t *columns, size_t *rows) {
                 *rows = ws.ws_row;
 }
 
-/* Characters of a UTF-8 string as a terminal counts them, near enough: bytes that do not continue
- * a sequence. */
-static size_t view_width(const char *s) {
-        size_t w = 0;
-
-        for (; *s; s++)
-                if (((unsigned char) *s & 0xc0) != 0x80)
-                        w++;
-        return w;
-}
-
 /* A line being built, cut at max characters (whole UTF-8 sequences only). */
 struct view_line {
         char s[VIEW_LINE_MAX];
@@ -97,7 +86,7 @@ static void view_pad(struct view_line *l, size_t n) {
 
 /* text in a column of width characters: cut to it, padded on the left (right) or on the right. */
 static void view_cell(struct view_line *l, const char *text, size_t width, bool right) {
-        size_t w = view_width(text);
+        size_t w = output_width(text);
 
         if (w > width)
                 w = width;
@@ -176,7 +165,7 @@ static void view_row_fill(struct view_row *r, struct json_object *job) {
         snprintf(r->id, sizeof(r->id), "%" PRId64, output_get_int(job, "id", -1));
         device = output_get_string(job, "device", NULL);
         /* A long path as given (/dev/disk/by-id/...) would be cut: the node says it in short. */
-        if (!device || (view_width(device) > VIEW_DEVICE_MAX && output_get_string(job, "node", NULL)))
+        if (!device || (output_width(device) > VIEW_DEVICE_MAX && output_get_string(job, "node", NULL)))
                 device = output_get_string(job, "node", "?");
         output_escape(device, false, r->device, sizeof(r->device));
         view_identity(job, r->identity, sizeof(r->identity));
@@ -305,14 +294,14 @@ static void view_layout(struct view_layout *y, const struct view_row *rows, size
                 .id = 3, .device = 6, .identity = 8, .step = 8, .percent = 6, .rate = 10, .eta = 5, .state = 7,
         };
         for (size_t i = 0; i < n; i++) {
-                y->id = view_max(y->id, view_width(rows[i].id));
-                y->device = view_max(y->device, view_width(rows[i].device));
-                y->identity = view_max(y->identity, view_width(rows[i].identity));
-                y->step = view_max(y->step, view_width(rows[i].step));
-                y->percent = view_max(y->percent, view_width(rows[i].percent));
-                y->rate = view_max(y->rate, view_width(rows[i].rate));
-                y->eta = view_max(y->eta, view_width(rows[i].eta));
-                y->state = view_max(y->state, view_width(rows[i].state));
+                y->id = view_max(y->id, output_width(rows[i].id));
+                y->device = view_max(y->device, output_width(rows[i].device));
+                y->identity = view_max(y->identity, output_width(rows[i].identity));
+                y->step = view_max(y->step, output_width(rows[i].step));
+                y->percent = view_max(y->percent, output_width(rows[i].percent));
+                y->rate = view_max(y->rate, output_width(rows[i].rate));
+                y->eta = view_max(y->eta, output_width(rows[i].eta));
+                y->state = view_max(y->state, output_width(rows[i].state));
         }
         if (y->device > VIEW_DEVICE_MAX)
                 y->device = VIEW_DEVICE_MAX;
@@ -459,7 +448,7 @@ static int view_frame(FILE *f, struct json_object *jobs, size_t columns, size_t 
                 view_emit(f, live, &line, &l);
         }
         view_summary(&all, false, text, sizeof(text));
-        if (view_width(text) > columns)
+        if (output_width(text) > columns)
                 view_summary(&all, true, text, sizeof(text));
         view_line_init(&l, columns);
         view_put(&l, text, SIZE_MAX);

@@ -235,6 +235,9 @@ int64_t output_device_size(struct json_object *o);
  * or a model string cannot move the cursor; with quote, the result is in double quotes and '"'
  * and '\\' are escaped too. NULL s gives "-". Returns buf, cut to n. */
 const char *output_escape(const char *s, bool quote, char *buf, size_t n);
+/* Characters of a UTF-8 string as a terminal counts them, near enough: bytes that do not continue
+ * a sequence. The table and the view align their columns by it. */
+size_t output_width(const char *s);
 
 #define OUTPUT_CELL 256                 /* bytes of one table cell, '\0' included */
 /* A table of text cells printed with its columns aligned (lsblk-like): row 0 is the header. */
