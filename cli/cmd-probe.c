@@ -12,16 +12,11 @@
 #include "cleanup.h"
 #include "wipectl.h"
 
-bool cmd_probe_wipeable(struct json_object *probe) {
-        struct json_object *v = NULL;
-
-        return probe && json_object_object_get_ex(probe, "wipeable", &v) && json_object_is_type(v, json_type_boolean) &&
-               json_object_get_boolean(v);
-}
-
-bool cmd_probe_refused(struct json_object *list) {
+bool cmd_probe_refused(struct json_object *result) {
+        struct json_object *list = NULL;
         bool refused = false;
 
+        json_object_object_get_ex(result, "devices", &list);
         for (size_t i = 0; i < json_object_array_length(list); i++) {
                 char line[1024];
 
@@ -33,7 +28,10 @@ bool cmd_probe_refused(struct json_object *list) {
         return refused;
 }
 
-int cmd_probe_check(const struct cmd_entry *self, char *const *devices, size_t n, bool distinct) {
+/* Check the DEVICE operands devices[n]: at least one, at most PROTOCOL_DEVICES_MAX, none empty and,
+ * with distinct, none named twice. Returns -1 when they are fine, or the exit status of the usage
+ * error it reported. */
+static int cmd_probe_check(const struct cmd_entry *self, char *const *devices, size_t n, bool distinct) {
         if (n == 0)
                 return cmd_usage_error(self, "no device given");
         if (n > PROTOCOL_DEVICES_MAX)
@@ -80,6 +78,20 @@ int cmd_probe_absolute(char *const *devices, size_t n, char ***ret) {
         }
         *ret = v;
         return 0;
+}
+
+int cmd_probe_operands(const struct cmd_entry *self, int argc, char **argv, bool distinct, char ***ret,
+                       size_t *n) {
+        char **devices = argv + optind;
+        int r;
+
+        *ret = NULL;
+        *n = (size_t) (argc - optind);
+        r = cmd_probe_check(self, devices, *n, distinct);
+        if (r >= 0)
+                return r;
+        r = cmd_probe_absolute(devices, *n, ret);
+        return r != 0 ? r : -1;
 }
 
 struct json_object *cmd_probe_request(enum protocol_op op, char *const *devices, size_t n) {
@@ -159,25 +171,17 @@ int cmd_probe_devices(const struct wipectl_options *opts, char *const *devices, 
 
 static int cmd_probe_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc, char **argv) {
         _cleanup_json_ struct json_object *result = NULL;
-        _cleanup_free_ char **absolute = NULL;
-        struct json_object *list = NULL;
+        _cleanup_free_ char **devices = NULL;
         bool json = opts->json;
         size_t ndevices;
-        char **devices;
         int r;
 
         r = cmd_options(self, argc, argv, &cmd_json_option, &json);
         if (r >= 0)
                 return r;
-        devices = argv + optind;
-        ndevices = (size_t) (argc - optind);
-        r = cmd_probe_check(self, devices, ndevices, false);
+        r = cmd_probe_operands(self, argc, argv, false, &devices, &ndevices);
         if (r >= 0)
                 return r;
-        r = cmd_probe_absolute(devices, ndevices, &absolute);
-        if (r != 0)
-                return r;
-        devices = absolute;
 
         r = cmd_probe_devices(opts, devices, ndevices, &result);
         if (r != WIPECTL_EXIT_OK)
@@ -187,8 +191,7 @@ static int cmd_probe_exec(const struct cmd_entry *self, const struct wipectl_opt
                 return r;
         /* A refusal is the answer, not an error of the request; the exit status still tells it, and
          * stderr names each one for a script that reads only that. */
-        json_object_object_get_ex(result, "devices", &list);
-        return cmd_probe_refused(list) ? WIPECTL_EXIT_REFUSED : WIPECTL_EXIT_OK;
+        return cmd_probe_refused(result) ? WIPECTL_EXIT_REFUSED : WIPECTL_EXIT_OK;
 }
 
 const struct cmd_entry cmd_probe_entry = {

@@ -111,9 +111,9 @@ static int cmd_wipe_confirm(const struct wipectl_options *opts, const struct cmd
         r = cmd_probe_devices(opts, devices, n, &shown);
         if (r != WIPECTL_EXIT_OK)
                 return r;
-        json_object_object_get_ex(shown, "devices", &list);
-        if (cmd_probe_refused(list))
+        if (cmd_probe_refused(shown))
                 return WIPECTL_EXIT_REFUSED;
+        json_object_object_get_ex(shown, "devices", &list);
 
         /* What the daemon does when the command line does not say (its configuration). */
         if (client_connect(&c, opts->socket_path) >= 0 && client_call_simple(&c, PROTOCOL_OP_VERSION, &version) >= 0) {
@@ -343,27 +343,20 @@ static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_opti
         _cleanup_json_ struct json_object *request = NULL, *reply = NULL, *confirmed = NULL;
         _cleanup_free_ int64_t *ids = NULL;
         _cleanup_free_ struct pass *passes = NULL;
-        _cleanup_free_ char **absolute = NULL;
+        _cleanup_free_ char **devices = NULL;
         struct cmd_wipe_settings w = {};
         struct client c = CLIENT_INIT;
         bool yes = false, no_wait = false;
         size_t ndevices, n = 0;
-        char **devices;
         int r;
 
         r = cmd_wipe_options(self, argc, argv, &w, &yes, &no_wait);
         passes = w.passes; /* freed on every return */
         if (r >= 0)
                 return r;
-        devices = argv + optind;
-        ndevices = (size_t) (argc - optind);
-        r = cmd_probe_check(self, devices, ndevices, true);
+        r = cmd_probe_operands(self, argc, argv, true, &devices, &ndevices);
         if (r >= 0)
                 return r;
-        r = cmd_probe_absolute(devices, ndevices, &absolute);
-        if (r != 0)
-                return r;
-        devices = absolute;
 
         if (!yes && !isatty(STDIN_FILENO)) {
                 wipectl_error("wipe: standard input is not a terminal: refusing to wipe without --yes");

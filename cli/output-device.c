@@ -237,13 +237,21 @@ static void output_partitions_text(struct json_object *partitions, const char *i
         output_table_done(&t);
 }
 
+/* Whether a PROBE object says its device may be wiped: "wipeable" is true. */
+static bool output_probe_wipeable(struct json_object *probe) {
+        struct json_object *v = NULL;
+
+        return probe && json_object_object_get_ex(probe, "wipeable", &v) && json_object_is_type(v, json_type_boolean) &&
+               json_object_get_boolean(v);
+}
+
 const char *output_refusal_line(struct json_object *probe, char *buf, size_t n) {
         struct json_object *refusal = output_get_object(probe, "refusal");
         const char *name = output_get_string(probe, "node", NULL);
 
         if (!name)
                 name = output_get_string(probe, "path", "?");
-        if (cmd_probe_wipeable(probe))
+        if (output_probe_wipeable(probe))
                 return NULL;
         if (!refusal) {
                 snprintf(buf, n, "%s: refusing: the daemon gave no reason", name);
@@ -267,7 +275,7 @@ static void output_probe_heading(struct json_object *probe) {
         size_t l;
 
         output_escape(name, false, a, sizeof(a));
-        if (cmd_probe_wipeable(probe)) {
+        if (output_probe_wipeable(probe)) {
                 printf("%s: wipeable\n", a);
                 return;
         }

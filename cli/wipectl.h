@@ -152,13 +152,15 @@ int client_translate_errno(const struct client *c, int r);
 
 /* cmd-probe.c */
 extern const struct cmd_entry cmd_probe_entry;
-/* Report every refused device of a probe's "devices" list on stderr, "wipectl: /dev/loop3:
- * refusing: is read-only"; returns whether there was one. */
-bool cmd_probe_refused(struct json_object *list);
-/* Check the DEVICE operands devices[n] of probe and wipe: at least one, at most
- * PROTOCOL_DEVICES_MAX, none empty and, with distinct, none named twice. Returns -1 when they
- * are fine, or the exit status of the usage error it reported. */
-int cmd_probe_check(const struct cmd_entry *self, char *const *devices, size_t n, bool distinct);
+/* Report every refused device of a probe's result ({"devices":[PROBE...]}) on stderr,
+ * "wipectl: /dev/loop3: refusing: is read-only"; returns whether there was one. */
+bool cmd_probe_refused(struct json_object *result);
+/* The DEVICE operands of probe and wipe, argv[optind..argc): checked (at least one, at most
+ * PROTOCOL_DEVICES_MAX, none empty and, with distinct, none named twice), then made absolute
+ * (cmd_probe_absolute()). Returns -1 with *ret (free() it) holding the *n paths, or the exit
+ * status of the error it reported. */
+int cmd_probe_operands(const struct cmd_entry *self, int argc, char **argv, bool distinct, char ***ret,
+                       size_t *n);
 /* The device paths as the daemon must get them: absolute. A relative path is joined to this
  * process's working directory, where the user typed it (the daemon's is another, and it refuses
  * relative paths). Returns 0 with *ret one malloc'd block (free() it) holding n strings, or an
@@ -172,8 +174,6 @@ struct json_object *cmd_probe_request(enum protocol_op op, char *const *devices,
  * object per device, each with a boolean "wipeable"; or an exit status after printing one line,
  * with *ret NULL. */
 int cmd_probe_devices(const struct wipectl_options *opts, char *const *devices, size_t n, struct json_object **ret);
-/* Whether a PROBE object says its device may be wiped: "wipeable" is true. */
-bool cmd_probe_wipeable(struct json_object *probe);
 
 /* output.c */
 
