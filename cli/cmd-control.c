@@ -15,30 +15,28 @@
 static int cmd_control_run(const struct cmd_entry *self, const struct wipectl_options *opts, enum protocol_op op,
                            int argc, char **argv, const char *device) {
         _cleanup_json_ struct json_object *jobs = json_object_new_array();
+        _cleanup_free_ int64_t *ids = NULL;
         struct client c = CLIENT_INIT;
         int status = WIPECTL_EXIT_OK, r;
         bool connected = false;
+        size_t n;
 
         if (argc - optind < 1)
                 return cmd_usage_error(self, "no job given");
         if (device && argc - optind > 1)
                 return cmd_usage_error(self, "--device names the device of one job only");
-        for (int i = optind; i < argc; i++) {
-                int64_t id;
-
-                if (wipectl_parse_job_id(argv[i], &id) < 0)
-                        return cmd_usage_error(self, "%s: not a job id", argv[i]);
-        }
+        r = cmd_operand_jobs(self, argc, argv, &ids, &n);
+        if (r >= 0)
+                return r;
         if (!jobs) {
                 wipectl_error("%s: out of memory", self->name);
                 return WIPECTL_EXIT_FAILURE;
         }
-        for (int i = optind; i < argc; i++) {
+        for (size_t i = 0; i < n; i++) {
                 _cleanup_json_ struct json_object *request = protocol_request_new(0, op), *reply = NULL;
                 struct json_object *job;
-                int64_t id;
+                int64_t id = ids[i];
 
-                (void) wipectl_parse_job_id(argv[i], &id);
                 if (!request || json_object_object_add(request, "job", json_object_new_int64(id)) < 0 ||
                     (device && json_object_object_add(request, "device", json_object_new_string(device)) < 0)) {
                         wipectl_error("%s: out of memory", self->name);
@@ -117,15 +115,11 @@ static int cmd_resume_exec(const struct cmd_entry *self, const struct wipectl_op
         int opt, r;
 
         while ((opt = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
-                if (opt == 'd') {
-                        if (!*optarg)
-                                return cmd_usage_error(self, "--device: empty path");
-                        device = optarg;
-                } else if (opt == 'h') {
-                        cmd_usage(self, stdout);
-                        return WIPECTL_EXIT_OK;
-                } else
-                        return cmd_option_error(self, argv, opt);
+                if (opt != 'd')
+                        return cmd_option_other(self, argv, opt);
+                if (!*optarg)
+                        return cmd_usage_error(self, "--device: empty path");
+                device = optarg;
         }
         if (device) {
                 r = cmd_probe_absolute((char *const[]) { (char *) device }, 1, &absolute);

@@ -74,14 +74,9 @@ static struct json_object *cmd_job_one(const struct cmd_entry *self, enum protoc
         struct json_object *req;
         int64_t id;
 
-        if (argc - optind != 1) {
-                *status = cmd_usage_error(self, argc - optind < 1 ? "no job given" : "one job at a time");
+        *status = cmd_operand_job(self, argc, argv, &id);
+        if (*status >= 0)
                 return NULL;
-        }
-        if (wipectl_parse_job_id(argv[optind], &id) < 0) {
-                *status = cmd_usage_error(self, "%s: not a job id", argv[optind]);
-                return NULL;
-        }
         req = protocol_request_new(0, op);
         if (req && json_object_object_add(req, "job", json_object_new_int64(id)) < 0) {
                 json_object_put(req);
@@ -96,10 +91,15 @@ static struct json_object *cmd_job_one(const struct cmd_entry *self, enum protoc
 static int cmd_job_status_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc,
                                char **argv) {
         _cleanup_json_ struct json_object *request = NULL;
+        _cleanup_free_ int64_t *ids = NULL;
         struct json_object *jobs = NULL;
+        size_t n;
         int r;
 
         r = cmd_options(self, argc, argv, NULL, NULL);
+        if (r >= 0)
+                return r;
+        r = cmd_operand_jobs(self, argc, argv, &ids, &n);
         if (r >= 0)
                 return r;
         request = protocol_request_new(0, PROTOCOL_OP_STATUS);
@@ -107,7 +107,7 @@ static int cmd_job_status_exec(const struct cmd_entry *self, const struct wipect
                 wipectl_error("status: out of memory");
                 return WIPECTL_EXIT_FAILURE;
         }
-        if (optind < argc) {
+        if (n > 0) {
                 jobs = json_object_new_array();
                 if (!jobs || json_object_object_add(request, "jobs", jobs) < 0) {
                         json_object_put(jobs);
@@ -115,16 +115,11 @@ static int cmd_job_status_exec(const struct cmd_entry *self, const struct wipect
                         return WIPECTL_EXIT_FAILURE;
                 }
         }
-        for (int i = optind; i < argc; i++) {
-                int64_t id;
-
-                if (wipectl_parse_job_id(argv[i], &id) < 0)
-                        return cmd_usage_error(self, "%s: not a job id", argv[i]);
-                if (json_object_array_add(jobs, json_object_new_int64(id)) < 0) {
+        for (size_t i = 0; i < n; i++)
+                if (json_object_array_add(jobs, json_object_new_int64(ids[i])) < 0) {
                         wipectl_error("status: out of memory");
                         return WIPECTL_EXIT_FAILURE;
                 }
-        }
         return cmd_job_run(opts, request, OUTPUT_JOBS, NULL);
 }
 
@@ -361,11 +356,8 @@ static int cmd_job_report_exec(const struct cmd_entry *self, const struct wipect
                 case OPT_KEY:
                         key = optarg;
                         break;
-                case 'h':
-                        cmd_usage(self, stdout);
-                        return WIPECTL_EXIT_OK;
                 default:
-                        return cmd_option_error(self, argv, opt);
+                        return cmd_option_other(self, argv, opt);
                 }
         if (check) {
                 if (keys)

@@ -61,16 +61,12 @@ static int cmd_verify_exec(const struct cmd_entry *self, const struct wipectl_op
                 case ARG_NO_WAIT:
                         no_wait = true;
                         break;
-                case 'h':
-                        cmd_usage(self, stdout);
-                        return WIPECTL_EXIT_OK;
                 default:
-                        return cmd_option_error(self, argv, opt);
+                        return cmd_option_other(self, argv, opt);
                 }
-        if (argc - optind != 1)
-                return cmd_usage_error(self, argc - optind < 1 ? "no job given" : "one job at a time");
-        if (wipectl_parse_job_id(argv[optind], &id) < 0)
-                return cmd_usage_error(self, "%s: not a job id", argv[optind]);
+        r = cmd_operand_job(self, argc, argv, &id);
+        if (r >= 0)
+                return r;
         /* Without --verify the job's own mode is used, which may be a sample: a seed can go. */
         if (seed_set && mode && strncmp(mode, "sample", 6) != 0)
                 return cmd_usage_error(self, "--seed applies to --verify sample only");

@@ -35,29 +35,6 @@ static int cmd_watch_parse_interval(const char *s, int64_t *ms) {
         return 0;
 }
 
-/* The JOB operands argv[optind..argc-1] as ids, malloc'd in *ret (NULL when there are none).
- * -1 when they are fine, or the exit status of the error reported. */
-static int cmd_watch_ids(const struct cmd_entry *self, int argc, char **argv, int64_t **ret, size_t *n) {
-        _cleanup_free_ int64_t *ids = NULL;
-        size_t count = (size_t) (argc - optind);
-
-        *ret = NULL;
-        *n = 0;
-        if (count == 0)
-                return -1;
-        ids = calloc(count, sizeof(*ids));
-        if (!ids) {
-                wipectl_error("%s: out of memory", self->name);
-                return WIPECTL_EXIT_FAILURE;
-        }
-        for (size_t i = 0; i < count; i++)
-                if (wipectl_parse_job_id(argv[optind + (int) i], &ids[i]) < 0)
-                        return cmd_usage_error(self, "%s: not a job id", argv[optind + (int) i]);
-        *ret = TAKE_PTR(ids);
-        *n = count;
-        return -1;
-}
-
 /* Connect and watch as s says; *status as watch_jobs() leaves it. Returns 0, -EINTR, or the exit
  * status of an error (already reported). */
 static int cmd_watch_run(const struct wipectl_options *opts, const struct watch_settings *s,
@@ -95,13 +72,10 @@ static int cmd_watch_exec(const struct cmd_entry *self, const struct wipectl_opt
                         if (cmd_watch_parse_interval(optarg, &s.interval_ms) < 0)
                                 return cmd_usage_error(self, "bad interval '%s' (seconds, 0.1 to 3600)", optarg);
                         break;
-                case 'h':
-                        cmd_usage(self, stdout);
-                        return WIPECTL_EXIT_OK;
                 default:
-                        return cmd_option_error(self, argv, opt);
+                        return cmd_option_other(self, argv, opt);
                 }
-        r = cmd_watch_ids(self, argc, argv, &ids, &s.n);
+        r = cmd_operand_jobs(self, argc, argv, &ids, &s.n);
         if (r >= 0)
                 return r;
         s.ids = ids;
@@ -135,7 +109,7 @@ static int cmd_wait_exec(const struct cmd_entry *self, const struct wipectl_opti
         r = cmd_options(self, argc, argv, NULL, NULL);
         if (r >= 0)
                 return r;
-        r = cmd_watch_ids(self, argc, argv, &ids, &s.n);
+        r = cmd_operand_jobs(self, argc, argv, &ids, &s.n);
         if (r >= 0)
                 return r;
         s.ids = ids;

@@ -325,11 +325,8 @@ static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv,
                 case ARG_NO_WAIT:
                         *no_wait = true;
                         break;
-                case 'h':
-                        cmd_usage(self, stdout);
-                        return WIPECTL_EXIT_OK;
                 default:
-                        return cmd_option_error(self, argv, opt);
+                        return cmd_option_other(self, argv, opt);
                 }
         if (w->method && w->passes)
                 return cmd_usage_error(self, "--method and --passes exclude each other");

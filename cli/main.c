@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cleanup.h"
 #include "vocab.h"
 #include "wipectl.h"
 
@@ -65,14 +66,23 @@ int cmd_usage_error(const struct cmd_entry *entry, const char *fmt, ...) {
         return WIPECTL_EXIT_USAGE;
 }
 
-int cmd_option_error(const struct cmd_entry *entry, char **argv, int c) {
+/* Report getopt_long's '?' or ':' result c as a usage error; returns WIPECTL_EXIT_USAGE. */
+static int cmd_option_error(const struct cmd_entry *entry, char **argv, int c) {
         if (optopt > 0 && optopt < 0x100)
                 return cmd_usage_error(entry, c == ':' ? "option '-%c' needs an argument" : "unknown option '-%c'", optopt);
         return cmd_usage_error(entry, c == ':' ? "option '%s' needs an argument" : "unknown option '%s'",
                                argv[optind - 1]);
 }
 
-/* val above any char: "--json=x" is then reported by name (cmd_option_error()). */
+int cmd_option_other(const struct cmd_entry *entry, char **argv, int c) {
+        if (c == 'h') {
+                cmd_usage(entry, stdout);
+                return WIPECTL_EXIT_OK;
+        }
+        return cmd_option_error(entry, argv, c);
+}
+
+/* val above any char: "--json=x" is then reported by name (cmd_option_other()). */
 const struct option cmd_json_option = { "json", no_argument, NULL, 0x100 };
 
 int cmd_options(const struct cmd_entry *self, int argc, char **argv, const struct option *flag, bool *set) {
@@ -89,11 +99,7 @@ int cmd_options(const struct cmd_entry *self, int argc, char **argv, const struc
                         *set = true;
                         continue;
                 }
-                if (opt == 'h') {
-                        cmd_usage(self, stdout);
-                        return WIPECTL_EXIT_OK;
-                }
-                return cmd_option_error(self, argv, opt);
+                return cmd_option_other(self, argv, opt);
         }
         return -1;
 }
@@ -111,6 +117,35 @@ int wipectl_parse_job_id(const char *s, int64_t *ret) {
                 return -EINVAL;
         *ret = (int64_t) v;
         return 0;
+}
+
+int cmd_operand_jobs(const struct cmd_entry *self, int argc, char **argv, int64_t **ret, size_t *n) {
+        _cleanup_free_ int64_t *ids = NULL;
+        size_t count = (size_t) (argc - optind);
+
+        *ret = NULL;
+        *n = 0;
+        if (count == 0)
+                return -1;
+        ids = calloc(count, sizeof(*ids));
+        if (!ids) {
+                wipectl_error("%s: out of memory", self->name);
+                return WIPECTL_EXIT_FAILURE;
+        }
+        for (size_t i = 0; i < count; i++)
+                if (wipectl_parse_job_id(argv[optind + (int) i], &ids[i]) < 0)
+                        return cmd_usage_error(self, "%s: not a job id", argv[optind + (int) i]);
+        *ret = TAKE_PTR(ids);
+        *n = count;
+        return -1;
+}
+
+int cmd_operand_job(const struct cmd_entry *self, int argc, char **argv, int64_t *id) {
+        if (argc - optind != 1)
+                return cmd_usage_error(self, argc - optind < 1 ? "no job given" : "one job at a time");
+        if (wipectl_parse_job_id(argv[optind], id) < 0)
+                return cmd_usage_error(self, "%s: not a job id", argv[optind]);
+        return -1;
 }
 
 int wipectl_parse_seed(const char *s, uint64_t *ret) {

@@ -55,12 +55,13 @@ void cmd_usage(const struct cmd_entry *entry, FILE *f);
 /* Report a usage error for a command: "wipectl: NAME: <message>" and a hint; returns
  * WIPECTL_EXIT_USAGE. */
 int cmd_usage_error(const struct cmd_entry *entry, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Report getopt_long's '?' or ':' result c (with opterr = 0 and a ':' optstring) as a usage
- * error; returns WIPECTL_EXIT_USAGE. */
-int cmd_option_error(const struct cmd_entry *entry, char **argv, int c);
+/* What a command's getopt_long loop does not handle itself (optstring ":h", --help as 'h', opterr
+ * 0): 'h' prints the usage on stdout and returns WIPECTL_EXIT_OK; '?' or ':' is reported as a
+ * usage error ("unknown option '-x'", "option '--seed' needs an argument"), WIPECTL_EXIT_USAGE. */
+int cmd_option_other(const struct cmd_entry *entry, char **argv, int c);
 /* getopt_long for a command whose options are --help and, unless flag is NULL, the one long
  * option *flag (no argument, .flag NULL, .val not 'h', '?' or ':'), which sets *set. "--flag=x"
- * is reported through .val: as "-c" for a val below 0x100, else by name (cmd_option_error()).
+ * is reported through .val: as "-c" for a val below 0x100, else by name (cmd_option_other()).
  * Returns -1 when parsing is done (optind at the first operand), or an exit status to return. */
 int cmd_options(const struct cmd_entry *self, int argc, char **argv, const struct option *flag, bool *set);
 /* --json after a command's name (probe, methods), for cmd_options(). */
@@ -69,6 +70,12 @@ extern const struct option cmd_json_option;
 void wipectl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parse a job id (a decimal integer from 0 to 2^53). 0 or -EINVAL. */
 int wipectl_parse_job_id(const char *s, int64_t *ret);
+/* The JOB operands argv[optind..argc) as ids, malloc'd in *ret (NULL when there are none). -1 when
+ * they are fine, or the exit status of the error reported ("X: not a job id"). */
+int cmd_operand_jobs(const struct cmd_entry *self, int argc, char **argv, int64_t **ret, size_t *n);
+/* The one JOB operand in *id: -1 when it is fine, or the exit status of the usage error reported
+ * ("no job given", "one job at a time", "X: not a job id"). */
+int cmd_operand_job(const struct cmd_entry *self, int argc, char **argv, int64_t *id);
 /* Parse a sample seed: decimal digits, at most 2^64 - 1. 0 or -EINVAL. */
 int wipectl_parse_seed(const char *s, uint64_t *ret);
 /* Check a verification mode as submit and verify take it: "none", "last", "all", "sample" or
