@@ -35,8 +35,8 @@ static int cmd_watch_parse_interval(const char *s, int64_t *ms) {
         return 0;
 }
 
-/* Connect and watch as s says; *status as watch_jobs() leaves it. Returns 0, -EINTR, or the exit
- * status of an error (already reported). */
+/* Connect and watch_wait() as s says. Returns -1 when every job has ended, or an exit status
+ * (130 after Ctrl-C); *status as watch_wait() leaves it, NULL when the connection failed. */
 static int cmd_watch_run(const struct wipectl_options *opts, const struct watch_settings *s,
                          struct json_object **status) {
         struct client c = CLIENT_INIT;
@@ -44,12 +44,11 @@ static int cmd_watch_run(const struct wipectl_options *opts, const struct watch_
 
         *status = NULL;
         r = client_connect(&c, opts->socket_path);
-        if (r >= 0)
-                r = watch_jobs(&c, s, status);
-        if (r < 0 && r != -EINTR)
-                r = client_translate_errno(&c, r);
-        client_close(&c);
-        return r;
+        if (r < 0) {
+                client_close(&c);
+                return client_translate_errno(&c, r);
+        }
+        return watch_wait(&c, s, opts->json, status);
 }
 
 static int cmd_watch_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc,
@@ -83,11 +82,7 @@ static int cmd_watch_exec(const struct cmd_entry *self, const struct wipectl_opt
         s.view = opts->json ? NULL : stdout;
 
         r = cmd_watch_run(opts, &s, &status);
-        if (r == -EINTR) {
-                watch_detached(status, ids, s.n);
-                return WIPECTL_EXIT_DETACHED;
-        }
-        if (r != 0)
+        if (r >= 0)
                 return r;
         json_object_object_get_ex(status, "jobs", &jobs);
         if (!opts->json && json_object_array_length(jobs) == 0) {
@@ -115,14 +110,7 @@ static int cmd_wait_exec(const struct cmd_entry *self, const struct wipectl_opti
         s.ids = ids;
 
         r = cmd_watch_run(opts, &s, &status);
-        if (r == -EINTR) {
-                /* One document with --json still: the jobs as last seen. */
-                if (opts->json && status)
-                        output_render(OUTPUT_JOBS, status, true);
-                watch_detached(status, ids, s.n);
-                return WIPECTL_EXIT_DETACHED;
-        }
-        if (r != 0)
+        if (r >= 0)
                 return r;
         if (output_print(OUTPUT_ENDED, status, opts->json) != WIPECTL_EXIT_OK)
                 return WIPECTL_EXIT_FAILURE;

@@ -274,7 +274,12 @@ static int watch_follow(struct client *c, const struct watch_settings *s, struct
         return 0;
 }
 
-int watch_jobs(struct client *c, const struct watch_settings *s, struct json_object **ret) {
+/* Watch jobs on the connected client c until every one has ended: send the watch request, then
+ * follow its events, showing them as s says; Ctrl-C stops the wait (the jobs keep running).
+ * Returns 0 when every job has ended, -EINTR after Ctrl-C, or -errno, already reported (the
+ * connection lost: client_translate_errno() gives 3). In every case *ret owns the jobs as last
+ * seen ({"jobs":[JOB...]}), or NULL when none were. */
+static int watch_jobs(struct client *c, const struct watch_settings *s, struct json_object **ret) {
         _cleanup_json_ struct json_object *request = NULL, *reply = NULL, *status = NULL;
         struct json_object *jobs = NULL;
         struct watch_saved w = {};
@@ -386,7 +391,9 @@ int watch_outcome(struct json_object *status) {
         return other ? WIPECTL_EXIT_FAILURE : WIPECTL_EXIT_OK;
 }
 
-void watch_detached(struct json_object *status, const int64_t *ids, size_t n) {
+/* Tell how to reach the jobs after Ctrl-C: one line on stderr, naming the jobs still running in
+ * status ({"jobs":[JOB...]}), or ids[n] when status is NULL. */
+static void watch_detached(struct json_object *status, const int64_t *ids, size_t n) {
         struct json_object *jobs = NULL;
         char list[256] = "";
         size_t l = 0, running = 0;
@@ -414,6 +421,22 @@ void watch_detached(struct json_object *status, const int64_t *ids, size_t n) {
                 wipectl_error("detached; jobs keep running (wipectl cancel ID; IDs:%s)", running ? list : " none");
 }
 
+int watch_wait(struct client *c, const struct watch_settings *s, bool json, struct json_object **status) {
+        int r = watch_jobs(c, s, status);
+
+        client_close(c);
+        if (r == -EINTR) {
+                /* One document with --json still: the jobs as last seen. */
+                if (json && !s->events && *status)
+                        output_render(OUTPUT_JOBS, *status, true);
+                watch_detached(*status, s->ids, s->n);
+                return WIPECTL_EXIT_DETACHED;
+        }
+        if (r < 0)
+                return client_translate_errno(c, r);
+        return -1;
+}
+
 int watch_finish(struct client *c, const struct wipectl_options *opts, bool no_wait, struct json_object *reply,
                  enum output_kind kind, const int64_t *ids, size_t n) {
         _cleanup_json_ struct json_object *result = NULL, *status = NULL;
@@ -428,16 +451,9 @@ int watch_finish(struct client *c, const struct wipectl_options *opts, bool no_w
         /* JSON goes to stdout once, at the end; a terminal on stderr can still watch. */
         if (opts->json)
                 s.view = view_live(stderr) ? stderr : NULL;
-        r = watch_jobs(c, &s, &status);
-        client_close(c);
-        if (r == -EINTR) {
-                if (opts->json && status)
-                        output_render(OUTPUT_JOBS, status, true);
-                watch_detached(status, ids, n);
-                return WIPECTL_EXIT_DETACHED;
-        }
-        if (r < 0)
-                return client_translate_errno(c, r);
+        r = watch_wait(c, &s, opts->json, &status);
+        if (r >= 0)
+                return r;
         if (opts->json && output_print(OUTPUT_JOBS, status, true) != WIPECTL_EXIT_OK)
                 return WIPECTL_EXIT_FAILURE;
         return watch_outcome(status);

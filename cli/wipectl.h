@@ -368,18 +368,17 @@ struct watch_settings {
         bool events;                    /* print every event on stdout, one JSON object per line */
 };
 /* Watch jobs on the connected client c until every one has ended: send the watch request, then
- * follow its events, showing them as s says; Ctrl-C stops the wait (the jobs keep running).
- * Returns 0 when every job has ended, -EINTR after Ctrl-C, or -errno, already reported (the
- * connection lost: client_translate_errno() gives 3). In every case *ret owns the jobs as last
- * seen ({"jobs":[JOB...]}), or NULL when none were. */
-int watch_jobs(struct client *c, const struct watch_settings *s, struct json_object **ret);
+ * follow its events, showing them as s says; Ctrl-C stops the wait (the jobs keep running). Closes
+ * c. Returns -1 when every job has ended; else what every wait (watch, wait, wipe, verify) returns
+ * when it did not see that: after Ctrl-C, with json and no events printed (s->events), the jobs as
+ * last seen as one JSON document on stdout, then one line on stderr that tells how to reach the
+ * jobs still running, and WIPECTL_EXIT_DETACHED; a lost connection (reported), its exit status. In
+ * every case *status owns the jobs as last seen ({"jobs":[JOB...]}), or NULL when none were. */
+int watch_wait(struct client *c, const struct watch_settings *s, bool json, struct json_object **status);
 /* The exit status for jobs that ended ({"jobs":[JOB...]}), printing each failed job's error on
  * stderr: 0 when all are done, 6 when one failed, else 7 when one was cancelled, else 8 when one
  * was interrupted; 1 for anything else. */
 int watch_outcome(struct json_object *status);
-/* Tell how to reach the jobs after Ctrl-C: one line on stderr, naming the jobs still running in
- * status ({"jobs":[JOB...]}), or ids[n] when status is NULL. */
-void watch_detached(struct json_object *status, const int64_t *ids, size_t n);
 /* holder is a reply that holds a JOB as "job" (pause, cancel): when the job is still stopping,
  * wait on a connection of its own until it has stopped (its device closed) and put the job as it
  * is then in holder. Returns 0, or an exit status after printing one line. */
