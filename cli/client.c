@@ -328,6 +328,25 @@ int client_event(struct client *c, int timeout_ms, const sigset_t *sigmask, stru
         }
 }
 
+struct json_object *client_request_jobs(enum protocol_op op, const int64_t *ids, size_t n) {
+        _cleanup_json_ struct json_object *req = protocol_request_new(0, op);
+        struct json_object *a;
+
+        if (!req)
+                return NULL;
+        if (n > 0) {
+                a = json_object_new_array();
+                if (!a || json_object_object_add(req, "jobs", a) < 0) {
+                        json_object_put(a);
+                        return NULL;
+                }
+                for (size_t i = 0; i < n; i++)
+                        if (json_object_array_add(a, json_object_new_int64(ids[i])) < 0)
+                                return NULL;
+        }
+        return TAKE_PTR(req);
+}
+
 int client_call_simple(struct client *c, enum protocol_op op, struct json_object **ret) {
         _cleanup_json_ struct json_object *request = protocol_request_new(0, op);
 

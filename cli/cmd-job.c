@@ -92,7 +92,6 @@ static int cmd_job_status_exec(const struct cmd_entry *self, const struct wipect
                                char **argv) {
         _cleanup_json_ struct json_object *request = NULL;
         _cleanup_free_ int64_t *ids = NULL;
-        struct json_object *jobs = NULL;
         size_t n;
         int r;
 
@@ -102,24 +101,11 @@ static int cmd_job_status_exec(const struct cmd_entry *self, const struct wipect
         r = cmd_operand_jobs(self, argc, argv, &ids, &n);
         if (r >= 0)
                 return r;
-        request = protocol_request_new(0, PROTOCOL_OP_STATUS);
+        request = client_request_jobs(PROTOCOL_OP_STATUS, ids, n);
         if (!request) {
                 wipectl_error("status: out of memory");
                 return WIPECTL_EXIT_FAILURE;
         }
-        if (n > 0) {
-                jobs = json_object_new_array();
-                if (!jobs || json_object_object_add(request, "jobs", jobs) < 0) {
-                        json_object_put(jobs);
-                        wipectl_error("status: out of memory");
-                        return WIPECTL_EXIT_FAILURE;
-                }
-        }
-        for (size_t i = 0; i < n; i++)
-                if (json_object_array_add(jobs, json_object_new_int64(ids[i])) < 0) {
-                        wipectl_error("status: out of memory");
-                        return WIPECTL_EXIT_FAILURE;
-                }
         return cmd_job_run(opts, request, OUTPUT_JOBS, NULL);
 }
 
@@ -317,10 +303,8 @@ static int cmd_job_report_check(const struct wipectl_options *opts, const char *
                 return WIPECTL_EXIT_FAILURE;
         if (!opts->json) {
                 output_report_check_text(result);
-                if (fflush(stdout) == EOF || ferror(stdout)) {
-                        wipectl_error("stdout: write error");
+                if (output_flush() != WIPECTL_EXIT_OK)
                         return WIPECTL_EXIT_FAILURE;
-                }
         }
         if (r < 0) {
                 output_escape(err, false, reason, sizeof(reason));

@@ -14,21 +14,16 @@
 static struct json_object *cmd_methods_one(const struct method *m) {
         _cleanup_json_ struct json_object *o = json_object_new_object();
         _cleanup_free_ struct pass *passes = NULL;
-        struct json_object *a = json_object_new_array();
+        struct json_object *a;
         size_t n = 0;
 
-        if (!o || !a || json_object_object_add(o, "name", json_object_new_string(m->name)) < 0 ||
-            json_object_object_add(o, "passes", a) < 0) {
+        if (!o || json_object_object_add(o, "name", json_object_new_string(m->name)) < 0 ||
+            pass_list_parse(m->passes, &passes, &n) < 0)
+                return NULL;
+        a = output_pass_array(passes, n);
+        if (!a || json_object_object_add(o, "passes", a) < 0) {
                 json_object_put(a);
                 return NULL;
-        }
-        if (pass_list_parse(m->passes, &passes, &n) < 0)
-                return NULL;
-        for (size_t i = 0; i < n; i++) {
-                char name[2 * METHOD_PATTERN_MAX + 3];
-
-                if (json_object_array_add(a, json_object_new_string(pass_name(&passes[i], name, sizeof(name)))) < 0)
-                        return NULL;
         }
         if (json_object_object_add(o, "description", json_object_new_string(m->description)) < 0 ||
             json_object_object_add(o, "legacy", json_object_new_boolean(m->legacy)) < 0)

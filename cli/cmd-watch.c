@@ -87,10 +87,8 @@ static int cmd_watch_exec(const struct cmd_entry *self, const struct wipectl_opt
         json_object_object_get_ex(status, "jobs", &jobs);
         if (!opts->json && json_object_array_length(jobs) == 0) {
                 printf("No jobs to watch.\n");
-                if (fflush(stdout) == EOF || ferror(stdout)) {
-                        wipectl_error("stdout: write error");
+                if (output_flush() != WIPECTL_EXIT_OK)
                         return WIPECTL_EXIT_FAILURE;
-                }
         }
         return watch_outcome(status);
 }

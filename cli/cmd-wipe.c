@@ -175,18 +175,11 @@ static struct json_object *cmd_wipe_request(char **devices, size_t n, const stru
         if (w->method && json_object_object_add(req, "method", json_object_new_string(w->method->name)) < 0)
                 return NULL;
         if (w->passes) {
-                struct json_object *a = json_object_new_array();
+                struct json_object *a = output_pass_array(w->passes, w->n_passes);
 
                 if (!a || json_object_object_add(req, "passes", a) < 0) {
                         json_object_put(a);
                         return NULL;
-                }
-                for (size_t i = 0; i < w->n_passes; i++) {
-                        char name[2 * METHOD_PATTERN_MAX + 3];
-
-                        if (json_object_array_add(a, json_object_new_string(pass_name(&w->passes[i], name,
-                                                                                      sizeof(name)))) < 0)
-                                return NULL;
                 }
         }
         if (w->verify && json_object_object_add(req, "verify", json_object_new_string(w->verify)) < 0)

@@ -94,6 +94,18 @@ const char *output_pass_summary(const char *const *names, size_t n, size_t width
         return buf;
 }
 
+struct json_object *output_pass_array(const struct pass *passes, size_t n) {
+        _cleanup_json_ struct json_object *a = json_object_new_array();
+
+        for (size_t i = 0; a && i < n; i++) {
+                char name[2 * METHOD_PATTERN_MAX + 3];
+
+                if (json_object_array_add(a, json_object_new_string(pass_name(&passes[i], name, sizeof(name)))) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(a);
+}
+
 const char *output_pass_summary_json(struct json_object *list, size_t width, char *buf, size_t size) {
         _cleanup_free_ const char **names = NULL;
         size_t n;

@@ -444,6 +444,14 @@ int output_print(enum output_kind kind, struct json_object *o, bool json) {
         return WIPECTL_EXIT_OK;
 }
 
+int output_flush(void) {
+        if (fflush(stdout) == EOF || ferror(stdout)) {
+                wipectl_error("stdout: write error");
+                return WIPECTL_EXIT_FAILURE;
+        }
+        return WIPECTL_EXIT_OK;
+}
+
 struct json_object *output_from_reply(struct json_object *reply) {
         struct json_object *o = json_object_new_object();
 

@@ -113,21 +113,10 @@ static void watch_signal_default(int sig) {
 /* Build {"op":"watch","jobs":[ids],"interval_ms":M}, without the parts not given; NULL on
  * ENOMEM. */
 static struct json_object *watch_request(const int64_t *ids, size_t n, int64_t interval_ms) {
-        _cleanup_json_ struct json_object *req = protocol_request_new(0, PROTOCOL_OP_WATCH);
-        struct json_object *a;
+        _cleanup_json_ struct json_object *req = client_request_jobs(PROTOCOL_OP_WATCH, ids, n);
 
         if (!req)
                 return NULL;
-        if (n > 0) {
-                a = json_object_new_array();
-                if (!a || json_object_object_add(req, "jobs", a) < 0) {
-                        json_object_put(a);
-                        return NULL;
-                }
-                for (size_t i = 0; i < n; i++)
-                        if (json_object_array_add(a, json_object_new_int64(ids[i])) < 0)
-                                return NULL;
-        }
         if (interval_ms > 0 && json_object_object_add(req, "interval_ms", json_object_new_int64(interval_ms)) < 0)
                 return NULL;
         return TAKE_PTR(req);

@@ -12,6 +12,7 @@
 #include "protocol.h"
 
 struct option;
+struct pass;
 
 /* Exit statuses, documented in wipectl(1) "EXIT STATUS". */
 enum wipectl_exit {
@@ -139,6 +140,8 @@ void client_close(struct client *c);
  * daemon's message, or the socket path and what went wrong) and returns -errno; c->origin says
  * where the error came from. -EINTR when c->interrupted was set while waiting. */
 int client_call(struct client *c, struct json_object *request, struct json_object **ret);
+/* Build {"op":op,"jobs":[ids]} (status, watch), without "jobs" when n is 0; NULL on ENOMEM. */
+struct json_object *client_request_jobs(enum protocol_op op, const int64_t *ids, size_t n);
 /* Convenience: request op with no fields. Same contract as client_call(). */
 int client_call_simple(struct client *c, enum protocol_op op, struct json_object **ret);
 /* Connect to path and send request: client_connect(), then client_call(). Returns 0 with *ret
@@ -208,6 +211,9 @@ int output_render(enum output_kind kind, struct json_object *o, bool json);
 /* output_render() for a command's result: returns WIPECTL_EXIT_OK, or WIPECTL_EXIT_FAILURE after
  * printing "wipectl: stdout: write error" (also when o is NULL, an object that could not be made). */
 int output_print(enum output_kind kind, struct json_object *o, bool json);
+/* Flush what was printed on stdout: WIPECTL_EXIT_OK, or WIPECTL_EXIT_FAILURE after printing
+ * "wipectl: stdout: write error" (a full disk, a closed pipe). */
+int output_flush(void);
 /* Take the reply of an op and return the object a command prints: the reply without "id" and
  * "ok" (a new reference; NULL on ENOMEM). */
 struct json_object *output_from_reply(struct json_object *reply);
@@ -287,6 +293,9 @@ const char *output_pass_summary(const char *const *names, size_t n, size_t width
 /* The same for a JSON array of pass names ("pass_list") or of pass objects with "pattern"
  * ("passes"). Returns buf; "-" for a missing or empty array. */
 const char *output_pass_summary_json(struct json_object *list, size_t width, char *buf, size_t size);
+/* The canonical names of passes[n] ("random", "0x55") as a JSON array of strings, as submit's
+ * "passes" and the methods listing hold them; NULL on ENOMEM. */
+struct json_object *output_pass_array(const struct pass *passes, size_t n);
 /* A verification mode in words, "sample (10%)", "last", from a JOB's "verify" object or the
  * REPORT's "verification" one. Returns buf. */
 const char *output_verify_mode(struct json_object *verify, char *buf, size_t n);
