@@ -364,19 +364,28 @@ int protocol_get_u64(struct json_object *o, const char *key, uint64_t *ret) {
         return value_u64(v, ret);
 }
 
-int protocol_get_string_array(struct json_object *o, const char *key, size_t max, const char ***ret, size_t *n) {
-        struct json_object *v;
-        int r = get_field(o, key, &v);
-        const char **a;
-        size_t len;
+/* The array field key of o in *v, with min to max entries (*len): 0, -ENOENT when absent, -EINVAL
+ * when null, not an array, or of another length. */
+static int get_array(struct json_object *o, const char *key, size_t min, size_t max, struct json_object **v,
+                     size_t *len) {
+        int r = get_field(o, key, v);
 
         if (r < 0)
                 return r;
-        if (!json_object_is_type(v, json_type_array))
+        if (!json_object_is_type(*v, json_type_array))
                 return -EINVAL;
-        len = json_object_array_length(v);
-        if (len == 0 || len > max)
-                return -EINVAL;
+        *len = json_object_array_length(*v);
+        return *len < min || *len > max ? -EINVAL : 0;
+}
+
+int protocol_get_string_array(struct json_object *o, const char *key, size_t max, const char ***ret, size_t *n) {
+        struct json_object *v;
+        const char **a;
+        size_t len;
+        int r = get_array(o, key, 1, max, &v, &len);
+
+        if (r < 0)
+                return r;
         a = calloc(len, sizeof(*a));
         if (!a)
                 return -ENOMEM;
@@ -397,17 +406,12 @@ int protocol_get_string_array(struct json_object *o, const char *key, size_t max
 
 int protocol_get_u64_array(struct json_object *o, const char *key, size_t max, uint64_t **ret, size_t *n) {
         struct json_object *v;
-        int r = get_field(o, key, &v);
         uint64_t *a;
         size_t len;
+        int r = get_array(o, key, 0, max, &v, &len);
 
         if (r < 0)
                 return r;
-        if (!json_object_is_type(v, json_type_array))
-                return -EINVAL;
-        len = json_object_array_length(v);
-        if (len > max)
-                return -EINVAL;
         a = calloc(len ? len : 1, sizeof(*a));
         if (!a)
                 return -ENOMEM;

@@ -183,6 +183,16 @@ static void test_fields(void **state) {
         assert_int_equal(protocol_get_u64(req.obj, "missing", &v), -ENOENT);
         assert_int_equal(protocol_get_string_array(req.obj, "empty", 8, &devs, &n), -EINVAL);
         assert_int_equal(protocol_get_string_array(req.obj, "mixed", 8, &devs, &n), -EINVAL);
+        assert_int_equal(protocol_get_string_array(req.obj, "missing", 8, &devs, &n), -ENOENT);
+        assert_int_equal(protocol_get_string_array(req.obj, "big", 8, &devs, &n), -EINVAL);
+        /* An empty list of job ids is one; a list over max is not. */
+        assert_int_equal(protocol_get_u64_array(req.obj, "empty", 8, &ids, &n), 0);
+        assert_int_equal(n, 0);
+        free(ids);
+        assert_int_equal(protocol_get_u64_array(req.obj, "missing", 8, &ids, &n), -ENOENT);
+        assert_int_equal(protocol_get_u64_array(req.obj, "big", 8, &ids, &n), -EINVAL);
+        assert_int_equal(protocol_get_u64_array(req.obj, "jobs", 3, &ids, &n), 0);
+        free(ids);
         /* A line with an escaped NUL does not parse; a string holding one (made here) is refused. */
         {
                 struct json_object *a = json_object_new_array();
