@@ -42,15 +42,12 @@ static bool client_privileged(const struct request_ctx *c) {
         return false;
 }
 
-/* Reject fields the operation does not know, so that a typo is an error, not a default. */
-static struct json_object *check_fields(struct request_ctx *c, const char *const *allowed) {
+/* Reject fields the operation does not know, so that a typo is an error, not a default. Which
+ * fields each operation takes is defined once, in common/protocol.c (protocol_op_fields). */
+static struct json_object *check_fields(struct request_ctx *c) {
         json_object_object_foreach(c->req->obj, key, val) {
-                bool ok = strcmp(key, "id") == 0 || strcmp(key, "op") == 0;
-
                 (void) val;
-                for (size_t i = 0; !ok && allowed && allowed[i]; i++)
-                        ok = strcmp(key, allowed[i]) == 0;
-                if (!ok)
+                if (!protocol_op_has_field(c->req->op, key))
                         return protocol_reply_error(c->req->id, -EINVAL, "%s: unknown field \"%.64s\"",
                                                     protocol_op_name(c->req->op), key);
         }
@@ -76,7 +73,7 @@ static int pool_json_add(struct request_ctx *c, struct json_object *o) {
 static struct json_object *op_version(struct request_ctx *c) {
         struct json_object *r, *ciphers;
 
-        if ((r = check_fields(c, NULL)))
+        if ((r = check_fields(c)))
                 return r;
         r = protocol_reply_new(c->req->id);
         ciphers = json_object_new_array();
@@ -204,8 +201,6 @@ static struct json_object *parse_expect(struct request_ctx *c, size_t n, struct 
 }
 
 static struct json_object *op_submit(struct request_ctx *c) {
-        static const char *const fields[] = { "devices", "cipher", "method", "passes", "verify", "seed",
-                                              "queue_depth", "io_size", "max_rate", "max_bad_bytes", "expect", NULL };
         _cleanup_free_ const char **devices = NULL, **pass_names = NULL;
         _cleanup_free_ struct json_object **expect = NULL;
         _cleanup_free_ struct job **jobs = NULL;
@@ -225,7 +220,7 @@ static struct json_object *op_submit(struct request_ctx *c) {
         bool given;
         int k;
 
-        if ((r = check_fields(c, fields)))
+        if ((r = check_fields(c)))
                 return r;
         if (!request_devices(c, &devices, &n, &r))
                 return r;
@@ -341,13 +336,12 @@ static struct json_object *jobs_reply(struct request_ctx *c, const uint64_t *ids
 }
 
 static struct json_object *op_status(struct request_ctx *c) {
-        static const char *const fields[] = { "jobs", NULL };
         _cleanup_free_ uint64_t *ids = NULL;
         struct json_object *r;
         size_t n = 0;
         int k;
 
-        if ((r = check_fields(c, fields)))
+        if ((r = check_fields(c)))
                 return r;
         k = protocol_get_u64_array(c->req->obj, "jobs", REQUEST_JOBS_MAX, &ids, &n);
         if (k == -ENOMEM)
@@ -360,7 +354,7 @@ static struct json_object *op_status(struct request_ctx *c) {
 static struct json_object *op_list(struct request_ctx *c) {
         struct json_object *r;
 
-        if ((r = check_fields(c, NULL)))
+        if ((r = check_fields(c)))
                 return r;
         return jobs_reply(c, NULL, 0, true);
 }
@@ -400,12 +394,11 @@ static struct json_object *already(struct request_ctx *c, struct job *job) {
 }
 
 static struct json_object *op_cancel(struct request_ctx *c) {
-        static const char *const fields[] = { "job", NULL };
         struct json_object *r = NULL;
         struct job *job;
         int k;
 
-        if ((r = check_fields(c, fields)))
+        if ((r = check_fields(c)))
                 return r;
         job = request_job(c, &r);
         if (!job)
@@ -417,13 +410,12 @@ static struct json_object *op_cancel(struct request_ctx *c) {
 }
 
 static struct json_object *op_pause(struct request_ctx *c) {
-        static const char *const fields[] = { "job", NULL };
         struct json_object *r = NULL;
         struct job *job;
         char why[64];
         int k;
 
-        if ((r = check_fields(c, fields)))
+        if ((r = check_fields(c)))
                 return r;
         job = request_job(c, &r);
         if (!job)
@@ -439,14 +431,13 @@ static struct json_object *op_pause(struct request_ctx *c) {
 }
 
 static struct json_object *op_resume(struct request_ctx *c) {
-        static const char *const fields[] = { "job", "device", NULL };
         struct json_object *r = NULL;
         const char *device = NULL;
         struct job *job;
         char err[512] = "";
         int k;
 
-        if ((r = check_fields(c, fields)))
+        if ((r = check_fields(c)))
                 return r;
         k = protocol_get_string(c->req->obj, "device", &device);
         if (k == -EINVAL || (k == 0 && !*device))
@@ -463,13 +454,12 @@ static struct json_object *op_resume(struct request_ctx *c) {
 }
 
 static struct json_object *op_forget(struct request_ctx *c) {
-        static const char *const fields[] = { "job", NULL };
         struct json_object *r = NULL;
         struct job *job;
         uint64_t id;
         int k;
 
-        if ((r = check_fields(c, fields)))
+        if ((r = check_fields(c)))
                 return r;
         job = request_job(c, &r);
         if (!job)
@@ -489,13 +479,12 @@ static struct json_object *op_forget(struct request_ctx *c) {
 }
 
 static struct json_object *op_report(struct request_ctx *c) {
-        static const char *const fields[] = { "job", "keys", NULL };
         struct json_object *r = NULL;
         struct job *job;
         bool keys = false;
         int k;
 
-        if ((r = check_fields(c, fields)))
+        if ((r = check_fields(c)))
                 return r;
         k = protocol_get_bool(c->req->obj, "keys", &keys);
         if (k == -EINVAL)
@@ -529,7 +518,6 @@ static struct json_object *op_report(struct request_ctx *c) {
 }
 
 static struct json_object *op_verify(struct request_ctx *c) {
-        static const char *const fields[] = { "job", "verify", "seed", NULL };
         struct job_request rq = {};
         struct json_object *r = NULL;
         struct job *job;
@@ -537,7 +525,7 @@ static struct json_object *op_verify(struct request_ctx *c) {
         bool given;
         int k;
 
-        if ((r = check_fields(c, fields)))
+        if ((r = check_fields(c)))
                 return r;
         job = request_job(c, &r);
         if (!job)
@@ -564,13 +552,12 @@ static struct json_object *op_verify(struct request_ctx *c) {
 }
 
 static struct json_object *op_probe(struct request_ctx *c) {
-        static const char *const fields[] = { "devices", NULL };
         _cleanup_free_ const char **devices = NULL;
         struct json_object *r, *arr;
         size_t n = 0;
         int k;
 
-        if ((r = check_fields(c, fields)))
+        if ((r = check_fields(c)))
                 return r;
         if (!request_devices(c, &devices, &n, &r))
                 return r;
@@ -676,7 +663,6 @@ int watch_events(struct watch *w, struct json_object *events) {
 /* Subscribe the connection to events of the given jobs (all that have not ended, without "jobs"):
  * the reply holds their state now; events follow as lines of their own. */
 static struct json_object *op_watch(struct request_ctx *c) {
-        static const char *const fields[] = { "jobs", "interval_ms", NULL };
         _cleanup_free_ uint64_t *ids = NULL;
         struct json_object *r, *arr;
         struct watch *w;
@@ -684,7 +670,7 @@ static struct json_object *op_watch(struct request_ctx *c) {
         size_t n = 0;
         int k;
 
-        if ((r = check_fields(c, fields)))
+        if ((r = check_fields(c)))
                 return r;
         k = protocol_get_u64_array(c->req->obj, "jobs", REQUEST_JOBS_MAX, &ids, &n);
         if (k == -ENOMEM)
