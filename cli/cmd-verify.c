@@ -38,6 +38,7 @@ static int cmd_verify_exec(const struct cmd_entry *self, const struct wipectl_op
         struct client c = CLIENT_INIT;
         struct json_object *job = NULL;
         const char *mode = NULL;
+        enum verify_mode parsed = VERIFY_NONE;
         bool no_wait = false, seed_set = false;
         uint64_t seed = 0;
         int64_t id;
@@ -46,10 +47,10 @@ static int cmd_verify_exec(const struct cmd_entry *self, const struct wipectl_op
         while ((opt = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
                 switch (opt) {
                 case ARG_VERIFY:
-                        if (wipectl_parse_verify(optarg, NULL) < 0)
+                        if (verify_mode_parse(optarg, &parsed, NULL) < 0)
                                 return cmd_usage_error(self, "bad verification mode '%s' (sample, sample=PCT with "
                                                        "PCT in (0, 100], last, all)", optarg);
-                        if (strcmp(optarg, "none") == 0)
+                        if (parsed == VERIFY_NONE)
                                 return cmd_usage_error(self, "--verify none: nothing to verify");
                         mode = optarg;
                         break;
@@ -68,7 +69,7 @@ static int cmd_verify_exec(const struct cmd_entry *self, const struct wipectl_op
         if (r >= 0)
                 return r;
         /* Without --verify the job's own mode is used, which may be a sample: a seed can go. */
-        if (seed_set && mode && strncmp(mode, "sample", 6) != 0)
+        if (seed_set && mode && parsed != VERIFY_SAMPLE)
                 return cmd_usage_error(self, "--seed applies to --verify sample only");
 
         request = cmd_verify_request(id, mode, seed_set ? &seed : NULL);

@@ -45,14 +45,15 @@ static void cmd_wipe_describe(const struct cmd_wipe_settings *w, const char *def
         char storage[METHOD_PASSES_MAX][2 * METHOD_PATTERN_MAX + 3];
         const struct method *def = method_find(def_method ? def_method : "random");
         const char *verify = w->verify ? w->verify : def_verify ? def_verify : "sample";
+        enum verify_mode mode = VERIFY_SAMPLE;
         double percent = w->percent;
         size_t count = w->n_passes;
         char list[512];
 
         if (!def)
                 def = method_find("random");
-        if (!w->verify && wipectl_parse_verify(verify, &percent) < 0) {
-                verify = "sample";
+        if (verify_mode_parse(verify, &mode, w->verify ? NULL : &percent) < 0) {
+                mode = VERIFY_SAMPLE;
                 percent = SAMPLE_PERCENT_DEFAULT;
         }
         if (!passes) {
@@ -74,11 +75,11 @@ static void cmd_wipe_describe(const struct cmd_wipe_settings *w, const char *def
                 fprintf(stderr, "Method:  %s%s\n", w->method->name,
                         w->method->legacy ? " (legacy: adds no security over one pass on modern drives)" : "");
         fprintf(stderr, "Passes:  %zu: %s\n", count, output_pass_summary(names, count, 68, list, sizeof(list)));
-        if (strcmp(verify, "none") == 0)
+        if (mode == VERIFY_NONE)
                 fprintf(stderr, "Verify:  nothing is read back (--verify none)\n");
-        else if (strcmp(verify, "last") == 0)
+        else if (mode == VERIFY_LAST)
                 fprintf(stderr, "Verify:  every byte is read back after the last pass\n");
-        else if (strcmp(verify, "all") == 0)
+        else if (mode == VERIFY_ALL)
                 fprintf(stderr, "Verify:  every byte is read back after every pass\n");
         else
                 fprintf(stderr, "Verify:  a NIST SP 800-88 sample of %g%% is read back after the last pass%s\n",
@@ -231,6 +232,7 @@ static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv,
                             bool *yes, bool *no_wait) {
         enum { ARG_CIPHER = 0x100, ARG_NO_WAIT, ARG_METHOD, ARG_PASSES, ARG_VERIFY, ARG_SEED, ARG_RATE, ARG_QD,
                ARG_IO_SIZE, ARG_MAX_BAD };
+        enum verify_mode mode;
         static const struct option options[] = {
                 { "cipher", required_argument, NULL, ARG_CIPHER },
                 { "method", required_argument, NULL, ARG_METHOD },
@@ -324,7 +326,7 @@ static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv,
         if (w->method && w->passes)
                 return cmd_usage_error(self, "--method and --passes exclude each other");
         /* The seed chooses the samples; the other modes read every byte. */
-        if (w->seed_set && w->verify && strncmp(w->verify, "sample", 6) != 0)
+        if (w->seed_set && w->verify && (verify_mode_parse(w->verify, &mode, NULL) < 0 || mode != VERIFY_SAMPLE))
                 return cmd_usage_error(self, "--seed applies to --verify sample only");
         return -1;
 }

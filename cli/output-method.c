@@ -131,7 +131,7 @@ const char *output_verify_mode(struct json_object *verify, char *buf, size_t n) 
 
         if (!mode)
                 snprintf(buf, n, "-");
-        else if (strcmp(mode, "sample") == 0 && output_get_double(verify, "percent", -1) > 0)
+        else if (output_mode_of(mode) == VERIFY_SAMPLE && output_get_double(verify, "percent", -1) > 0)
                 snprintf(buf, n, "sample %g%%", output_get_double(verify, "percent", 0));
         else
                 snprintf(buf, n, "%s", mode);

@@ -187,7 +187,7 @@ static void output_report_passes(struct json_object *rep, struct json_object *pa
         pattern = output_get_string(last, "pattern", "?");
         json_object_object_get_ex(last, "verified", &verified);
         /* A verified pass was written whole, even when its job then failed in verification. */
-        complete = strcmp(state, "done") == 0 || (verified && json_object_is_type(verified, json_type_object));
+        complete = output_state_of(state) == JOB_DONE || (verified && json_object_is_type(verified, json_type_object));
         if (strcmp(pattern, "random") == 0 && !output_get_string(last, "key", NULL))
                 ; /* no key, no command: the note at the end says how to get both */
         else if (!complete)
@@ -216,16 +216,19 @@ static void output_report_passes(struct json_object *rep, struct json_object *pa
 
 /* What a verification mode reads, in words. */
 static const char *output_mode_explained(const char *mode) {
-        if (strcmp(mode, "sample") == 0)
+        switch (output_mode_of(mode)) {
+        case VERIFY_SAMPLE:
                 return "NIST SP 800-88: pseudo-random samples, at least 2 in\n"
                        "                 each subsection, and the first and last sectors";
-        if (strcmp(mode, "last") == 0)
+        case VERIFY_LAST:
                 return "every byte read back after the last pass";
-        if (strcmp(mode, "all") == 0)
+        case VERIFY_ALL:
                 return "every byte read back after every pass";
-        if (strcmp(mode, "none") == 0)
+        case VERIFY_NONE:
                 return "nothing read back";
-        return NULL;
+        default:
+                return NULL;
+        }
 }
 
 /* The runs of the last pass's verification as a table: when, mode, seed, coverage, result. */
@@ -250,7 +253,7 @@ static void output_report_runs(struct json_object *runs) {
 
                 output_time(r, "at", output_table_cell(&t, i + 1, 0), OUTPUT_CELL);
                 output_verify_mode(r, output_table_cell(&t, i + 1, 1), OUTPUT_CELL);
-                if (strcmp(mode, "sample") == 0)
+                if (output_mode_of(mode) == VERIFY_SAMPLE)
                         snprintf(output_table_cell(&t, i + 1, 2), OUTPUT_CELL, "%" PRIu64, output_get_u64(r, "seed", 0));
                 else
                         snprintf(output_table_cell(&t, i + 1, 2), OUTPUT_CELL, "-");
@@ -281,7 +284,7 @@ static void output_report_verification(struct json_object *rep) {
         printf("  Verification (of the last pass):\n");
         printf("    Mode:        %s%s%s%s\n", output_verify_mode(v, a, sizeof(a)), why ? " (" : "", why ? why : "",
                why ? ")" : "");
-        if (strcmp(mode, "sample") == 0) {
+        if (output_mode_of(mode) == VERIFY_SAMPLE) {
                 printf("    Seed:        %" PRIu64 "\n", output_get_u64(v, "seed", 0));
                 printf("    Subsections: %" PRId64 "\n", output_get_int(v, "subsections", 0));
         }
@@ -522,7 +525,7 @@ static void output_report_signed(struct json_object *rep) {
                        output_escape(output_get_string(sig, "key_id", "?"), false, a, sizeof(a)));
         else if (output_state_ended(state))
                 printf("  Signed:        no\n");
-        else if (strcmp(state, "paused") == 0)
+        else if (output_state_of(state) == JOB_PAUSED)
                 printf("  Signed:        no (report of a paused job)\n");
         else
                 printf("  Signed:        no (report of a job still running)\n");

@@ -74,6 +74,19 @@ const char *output_size_exact(char *buf, size_t n, uint64_t bytes) {
         return buf;
 }
 
+enum job_state output_state_of(const char *state) {
+        enum job_state s;
+
+        return job_state_from_name(state, &s) == 0 ? s : _JOB_STATE_MAX;
+}
+
+enum verify_mode output_mode_of(const char *mode) {
+        enum verify_mode m;
+
+        /* Only the bare names: a report says sample and its percentage apart. */
+        return mode && !strchr(mode, '=') && verify_mode_parse(mode, &m, NULL) == 0 ? m : _VERIFY_MODE_MAX;
+}
+
 bool output_state_ended(const char *state) {
         return job_state_name_is_final(state);
 }

@@ -185,7 +185,7 @@ static void view_row_fill(struct view_row *r, struct json_object *job) {
         r->fraction = total > 0 ? (double) (done < 0 ? 0 : done > total ? total : done) / (double) total : -1;
         r->ended = output_state_ended(state);
         /* Failures first, then what still runs; what ended well last. */
-        r->rank = strcmp(state, "failed") == 0 ? 0 : !r->ended ? 1 : strcmp(state, "done") != 0 ? 2 : 3;
+        r->rank = output_state_of(state) == JOB_FAILED ? 0 : !r->ended ? 1 : output_state_of(state) != JOB_DONE ? 2 : 3;
 }
 
 /* Counts of jobs by state. */
@@ -200,19 +200,26 @@ static void view_count(struct view_counts *k, struct json_object *job) {
         int64_t eta;
 
         k->jobs++;
-        if (strcmp(state, "done") == 0)
+        switch (output_state_of(state)) {
+        case JOB_DONE:
                 k->done++;
-        else if (strcmp(state, "failed") == 0)
+                break;
+        case JOB_FAILED:
                 k->failed++;
-        else if (strcmp(state, "cancelled") == 0)
+                break;
+        case JOB_CANCELLED:
                 k->cancelled++;
-        else if (strcmp(state, "interrupted") == 0)
+                break;
+        case JOB_INTERRUPTED:
                 k->interrupted++;
-        else if (strcmp(state, "paused") == 0)
+                break;
+        case JOB_PAUSED:
                 k->paused++;
-        else if (strcmp(state, "done-with-errors") == 0)
+                break;
+        case JOB_DONE_ERRORS:
                 k->done_errors++;
-        else {
+                break;
+        default:
                 k->running++;
                 k->rate += output_get_double(job, "rate_bps", 0);
                 eta = output_get_int(job, "eta_s", -1);
@@ -235,8 +242,9 @@ static size_t view_state_list(const struct view_counts *k, enum view_states whic
                 size_t count;
                 const char *name;
         } parts[] = {
-                { k->running, "running" }, { k->done, "done" }, { k->failed, "failed" },
-                { k->cancelled, "cancelled" }, { k->interrupted, "interrupted" }, { k->paused, "paused" },
+                { k->running, job_state_name(JOB_RUNNING) }, { k->done, job_state_name(JOB_DONE) },
+                { k->failed, job_state_name(JOB_FAILED) }, { k->cancelled, job_state_name(JOB_CANCELLED) },
+                { k->interrupted, job_state_name(JOB_INTERRUPTED) }, { k->paused, job_state_name(JOB_PAUSED) },
                 { k->done_errors, "done with errors" },
         };
         bool first = true;

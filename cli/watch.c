@@ -150,6 +150,8 @@ static int watch_print_line(struct client *c, const char *line) {
         return 0;
 }
 
+#define WATCH_EVENT_START "start"     /* wipectl's own first event: the watch reply (wipectl(1) "watch") */
+
 /* {"event":"start","time":T,"jobs":[...]}: the reply, as the first event. 0 or -errno
  * (reported). */
 static int watch_print_start(struct client *c, struct json_object *jobs) {
@@ -160,7 +162,7 @@ static int watch_print_start(struct client *c, struct json_object *jobs) {
 
         clock_gettime(CLOCK_REALTIME, &ts);
         snprintf(t, sizeof(t), "%.3f", (double) ts.tv_sec + (double) ts.tv_nsec / 1e9);
-        if (!e || json_object_object_add(e, "event", json_object_new_string("start")) < 0 ||
+        if (!e || json_object_object_add(e, "event", json_object_new_string(WATCH_EVENT_START)) < 0 ||
             json_object_object_add(e, "time", json_object_new_double_s(strtod(t, NULL), t)) < 0 ||
             json_object_object_add(e, "jobs", json_object_get(jobs)) < 0 ||
             !(s = json_object_to_json_string_ext(e, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE))) {
@@ -176,9 +178,9 @@ static int watch_take(struct client *c, struct json_object *event, struct json_o
                       bool *ended) {
         const char *name = output_get_string(event, "event", "");
         struct json_object *job = NULL, *list = NULL, *slot;
-        bool state = strcmp(name, "state") == 0;
+        bool state = strcmp(name, PROTOCOL_EVENT_STATE) == 0;
 
-        if (state || strcmp(name, "progress") == 0) {
+        if (state || strcmp(name, PROTOCOL_EVENT_PROGRESS) == 0) {
                 if (!json_object_object_get_ex(event, "job", &job) || !json_object_is_type(job, json_type_object)) {
                         c->origin = CLIENT_ORIGIN_TRANSPORT;
                         wipectl_error("%s: watch: \"%s\" event without \"job\"", c->path, name);
@@ -189,7 +191,7 @@ static int watch_take(struct client *c, struct json_object *event, struct json_o
                 view_changed(v, slot, state);
                 return 0;
         }
-        if (strcmp(name, "end") == 0) {
+        if (strcmp(name, PROTOCOL_EVENT_END) == 0) {
                 if (!json_object_object_get_ex(event, "jobs", &list) || !json_object_is_type(list, json_type_array)) {
                         c->origin = CLIENT_ORIGIN_TRANSPORT;
                         wipectl_error("%s: watch: \"end\" event without \"jobs\"", c->path);
@@ -337,35 +339,44 @@ int watch_outcome(struct json_object *status) {
                 const char *state = output_get_string(job, "state", "");
                 char err[1024];
 
+                enum job_state s = output_state_of(state);
                 struct json_object *verify = NULL;
-                const char *check = json_object_object_get_ex(job, "verify", &verify) ?
-                                    output_get_string(verify, "result", "") : "";
+                enum verify_end end;
 
                 /* A later verification that did not complete leaves the job as the wipe left it:
                  * the wait for it still fails as the check did. */
-                if ((strcmp(state, "done") == 0 || strcmp(state, "done-with-errors") == 0) &&
-                    (strcmp(check, "cancelled") == 0 || strcmp(check, "interrupted") == 0 || strcmp(check, "error") == 0)) {
+                if ((s == JOB_DONE || s == JOB_DONE_ERRORS) && json_object_object_get_ex(job, "verify", &verify) &&
+                    verify_end_from_name(output_get_string(verify, "result", NULL), &end) == 0) {
                         wipectl_error("job %" PRId64 ": %s: verifying again %s; the job stays %s", output_get_int(job, "id", -1),
-                                      output_get_string(job, "node", "?"), strcmp(check, "error") == 0 ? "failed (I/O error)" :
-                                      strcmp(check, "cancelled") == 0 ? "was cancelled" : "was interrupted", state);
-                        if (strcmp(check, "cancelled") == 0)
+                                      output_get_string(job, "node", "?"), end == VERIFY_END_ERROR ? "failed (I/O error)" :
+                                      end == VERIFY_END_CANCELLED ? "was cancelled" : "was interrupted", state);
+                        if (end == VERIFY_END_CANCELLED)
                                 cancelled = true;
-                        else if (strcmp(check, "interrupted") == 0)
+                        else if (end == VERIFY_END_INTERRUPTED)
                                 interrupted = true;
                         else
                                 failed = true;
                         continue;
                 }
-                if (strcmp(state, "cancelled") == 0)
+                switch (s) {
+                case JOB_CANCELLED:
                         cancelled = true;
-                else if (strcmp(state, "failed") == 0)
+                        break;
+                case JOB_FAILED:
                         failed = true;
-                else if (strcmp(state, "interrupted") == 0)
+                        break;
+                case JOB_INTERRUPTED:
                         interrupted = true;
-                else if (strcmp(state, "done-with-errors") == 0)
+                        break;
+                case JOB_DONE_ERRORS:
                         bad = true;
-                else if (strcmp(state, "done") != 0)
+                        break;
+                case JOB_DONE:
+                        break;
+                default:
                         other = true;
+                        break;
+                }
                 if (output_error_line(job, err, sizeof(err)))
                         wipectl_error("%s", err);
         }

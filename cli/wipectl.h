@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "protocol.h"
+#include "vocab.h"
 
 struct option;
 struct pass;
@@ -228,6 +229,12 @@ double output_get_double(struct json_object *o, const char *key, double def);
  * "/dev/loop3: write failed at ...: Input/output error (EIO)"; NULL when it has none. */
 const char *output_error_line(struct json_object *o, char *buf, size_t n);
 /* Whether a job state is final: "done", "failed", "cancelled" or "interrupted". */
+/* The job state a status or report names (common/vocab.h), _JOB_STATE_MAX for NULL or a word this
+ * wipectl does not know. */
+enum job_state output_state_of(const char *state);
+/* The verification mode a status or report names ("none", "sample", "last", "all"),
+ * _VERIFY_MODE_MAX for anything else. */
+enum verify_mode output_mode_of(const char *mode);
 bool output_state_ended(const char *state);
 /* A JOB object's numbers formatted for people; the table and the progress lines share them. */
 struct output_job_text {

@@ -1,4 +1,4 @@
-/* The control protocol (DESIGN.md section 7, wiped(8) "PROTOCOL"): one JSON object per line over
+/* The control protocol (doc/DESIGN.md "The protocol", wiped(8) "PROTOCOL"): one JSON object per line over
  * a SOCK_STREAM Unix socket. Requests are {"id":N,"op":"...",...}; replies carry the same id and
  * either "ok":true with the op's fields, or "ok":false,"error":{"code":"EXXX","message":"..."}
  * where code is the symbolic errno name. Both sides link this file; it never logs. */
@@ -13,6 +13,12 @@
 #define PROTOCOL_LINE_MAX (64 * 1024)   /* longest request or reply line, bytes, without '\n' */
 #define PROTOCOL_DEVICES_MAX 256        /* devices in one submit */
 #define PROTOCOL_SOCKET_DEFAULT "/run/wiped.sock"
+
+/* The events a watch subscription sends (wiped(8) PROTOCOL "watch"): a job's state or stage
+ * changed, its progress at each interval, and the end once every watched job has ended. */
+#define PROTOCOL_EVENT_STATE "state"
+#define PROTOCOL_EVENT_PROGRESS "progress"
+#define PROTOCOL_EVENT_END "end"
 
 enum protocol_op {
         PROTOCOL_OP_VERSION,

@@ -633,7 +633,7 @@ int watch_events(struct watch *w, struct json_object *events) {
                 all_ended = all_ended && ended;
                 /* Due within half a tick of the interval: the ticks are 0.1 s apart. */
                 if (sig != w->seen[i] || (!ended && now - w->sent[i] >= w->interval - 0.05)) {
-                        struct json_object *e = watch_event(sig != w->seen[i] ? "state" : "progress", "job",
+                        struct json_object *e = watch_event(sig != w->seen[i] ? PROTOCOL_EVENT_STATE : PROTOCOL_EVENT_PROGRESS, "job",
                                                             job_to_json(job));
 
                         if (!e || json_object_array_add(events, e) < 0) {
@@ -650,7 +650,7 @@ int watch_events(struct watch *w, struct json_object *events) {
                 for (size_t i = 0; jobs && i < w->n; i++)
                         if (job_find(w->ids[i]))
                                 json_object_array_add(jobs, job_to_json(job_find(w->ids[i])));
-                e = watch_event("end", "jobs", jobs);
+                e = watch_event(PROTOCOL_EVENT_END, "jobs", jobs);
                 if (!e || json_object_array_add(events, e) < 0) {
                         json_object_put(e);
                         return -ENOMEM;
