@@ -18,11 +18,20 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The string fields of the daemon's ops, read with protocol_get_string(). */
-static const char *const string_fields[] = { "verify", "cipher", "method", "device", "op", NULL };
-/* Integer fields (protocol_get_u64). */
-static const char *const u64_fields[] = { "id", "job", "seed", "queue_depth", "io_size", "max_rate", "max_bad_bytes",
-                                          "interval_ms", NULL };
+/* A string field as submit reads it: harmless on names that are not its own. */
+static void read_string(struct json_object *o, const char *name) {
+        const char *s;
+
+        if (protocol_get_string(o, name, &s) == 0) {
+                enum keystream_cipher c;
+                struct pass p;
+
+                (void) keystream_cipher_from_name(s, &c);
+                (void) method_find(s);
+                (void) pass_parse(s, &p);
+                (void) strlen(s);
+        }
+}
 
 /* Read every field of a decoded request as the daemon's handlers do; the results are not checked
  * against anything: the sanitizers watch the reads. */
@@ -30,24 +39,20 @@ static void read_fields(struct json_object *o) {
         const char **strings = NULL;
         uint64_t *ids = NULL, v = 0;
         size_t n = 0;
-        const char *s;
         bool b;
 
-        for (size_t i = 0; string_fields[i]; i++)
-                if (protocol_get_string(o, string_fields[i], &s) == 0) {
-                        enum keystream_cipher c;
-                        struct pass p;
-
-                        /* What submit does with each: harmless on names that are not its own. */
-                        (void) keystream_cipher_from_name(s, &c);
-                        (void) method_find(s);
-                        (void) pass_parse(s, &p);
-                        (void) strlen(s);
-                }
-        for (size_t i = 0; u64_fields[i]; i++)
-                (void) protocol_get_u64(o, u64_fields[i], &v);
-        (void) protocol_get_bool(o, "keys", &b);
+        /* The scalar fields of every op, as common/protocol.c lists them (the arrays below). */
+        read_string(o, "op");
+        (void) protocol_get_u64(o, "id", &v);
         (void) protocol_get_bool(o, "ok", &b);
+        for (int op = 0; op < _PROTOCOL_OP_MAX; op++)
+                for (const struct protocol_field *f = protocol_op_fields(op); f && f->name; f++)
+                        if (f->type == PROTOCOL_FIELD_STRING)
+                                read_string(o, f->name);
+                        else if (f->type == PROTOCOL_FIELD_U64)
+                                (void) protocol_get_u64(o, f->name, &v);
+                        else if (f->type == PROTOCOL_FIELD_BOOL)
+                                (void) protocol_get_bool(o, f->name, &b);
 
         if (protocol_get_string_array(o, "devices", PROTOCOL_DEVICES_MAX, &strings, &n) == 0)
                 for (size_t i = 0; i < n; i++)
