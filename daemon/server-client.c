@@ -73,8 +73,6 @@ static int pool_json_add(struct request_ctx *c, struct json_object *o) {
 static struct json_object *op_version(struct request_ctx *c) {
         struct json_object *r, *ciphers;
 
-        if ((r = check_fields(c)))
-                return r;
         r = protocol_reply_new(c->req->id);
         ciphers = json_object_new_array();
         if (!r || !ciphers) {
@@ -220,8 +218,6 @@ static struct json_object *op_submit(struct request_ctx *c) {
         bool given;
         int k;
 
-        if ((r = check_fields(c)))
-                return r;
         if (!request_devices(c, &devices, &n, &r))
                 return r;
         config_verify(&rq.verify, &rq.verify_percent);
@@ -335,27 +331,35 @@ static struct json_object *jobs_reply(struct request_ctx *c, const uint64_t *ids
         return r;
 }
 
+/* The "jobs" field of a status or watch request into ids[0..n) (none when it is absent or empty):
+ * true, or false with the error reply in *reply (NULL when out of memory). */
+static bool request_jobs(struct request_ctx *c, uint64_t **ids, size_t *n, struct json_object **reply) {
+        int k = protocol_get_u64_array(c->req->obj, "jobs", REQUEST_JOBS_MAX, ids, n);
+
+        *reply = NULL;
+        if (k == -ENOENT)
+                *n = 0;
+        else if (k == -ENOMEM)
+                return false;
+        else if (k < 0) {
+                *reply = bad_field(c, "jobs", "must be an array of at most " STRINGIFY(REQUEST_JOBS_MAX) " job ids");
+                return false;
+        }
+        return true;
+}
+
 static struct json_object *op_status(struct request_ctx *c) {
         _cleanup_free_ uint64_t *ids = NULL;
         struct json_object *r;
         size_t n = 0;
-        int k;
 
-        if ((r = check_fields(c)))
+        if (!request_jobs(c, &ids, &n, &r))
                 return r;
-        k = protocol_get_u64_array(c->req->obj, "jobs", REQUEST_JOBS_MAX, &ids, &n);
-        if (k == -ENOMEM)
-                return NULL;
-        if (k < 0 && k != -ENOENT)
-                return bad_field(c, "jobs", "must be an array of at most " STRINGIFY(REQUEST_JOBS_MAX) " job ids");
-        return jobs_reply(c, ids, n, k == -ENOENT || n == 0);
+        return jobs_reply(c, ids, n, n == 0);
 }
 
 static struct json_object *op_list(struct request_ctx *c) {
-        struct json_object *r;
 
-        if ((r = check_fields(c)))
-                return r;
         return jobs_reply(c, NULL, 0, true);
 }
 
@@ -398,8 +402,6 @@ static struct json_object *op_cancel(struct request_ctx *c) {
         struct job *job;
         int k;
 
-        if ((r = check_fields(c)))
-                return r;
         job = request_job(c, &r);
         if (!job)
                 return r;
@@ -415,8 +417,6 @@ static struct json_object *op_pause(struct request_ctx *c) {
         char why[64];
         int k;
 
-        if ((r = check_fields(c)))
-                return r;
         job = request_job(c, &r);
         if (!job)
                 return r;
@@ -437,8 +437,6 @@ static struct json_object *op_resume(struct request_ctx *c) {
         char err[512] = "";
         int k;
 
-        if ((r = check_fields(c)))
-                return r;
         k = protocol_get_string(c->req->obj, "device", &device);
         if (k == -EINVAL || (k == 0 && !*device))
                 return bad_field(c, "device", "must be a device path");
@@ -459,8 +457,6 @@ static struct json_object *op_forget(struct request_ctx *c) {
         uint64_t id;
         int k;
 
-        if ((r = check_fields(c)))
-                return r;
         job = request_job(c, &r);
         if (!job)
                 return r;
@@ -484,8 +480,6 @@ static struct json_object *op_report(struct request_ctx *c) {
         bool keys = false;
         int k;
 
-        if ((r = check_fields(c)))
-                return r;
         k = protocol_get_bool(c->req->obj, "keys", &keys);
         if (k == -EINVAL)
                 return bad_field(c, "keys", "must be true or false");
@@ -525,8 +519,6 @@ static struct json_object *op_verify(struct request_ctx *c) {
         bool given;
         int k;
 
-        if ((r = check_fields(c)))
-                return r;
         job = request_job(c, &r);
         if (!job)
                 return r;
@@ -557,8 +549,6 @@ static struct json_object *op_probe(struct request_ctx *c) {
         size_t n = 0;
         int k;
 
-        if ((r = check_fields(c)))
-                return r;
         if (!request_devices(c, &devices, &n, &r))
                 return r;
         r = protocol_reply_new(c->req->id);
@@ -670,13 +660,8 @@ static struct json_object *op_watch(struct request_ctx *c) {
         size_t n = 0;
         int k;
 
-        if ((r = check_fields(c)))
+        if (!request_jobs(c, &ids, &n, &r))
                 return r;
-        k = protocol_get_u64_array(c->req->obj, "jobs", REQUEST_JOBS_MAX, &ids, &n);
-        if (k == -ENOMEM)
-                return NULL;
-        if (k < 0 && k != -ENOENT)
-                return bad_field(c, "jobs", "must be an array of at most " STRINGIFY(REQUEST_JOBS_MAX) " job ids");
         k = protocol_get_u64(c->req->obj, "interval_ms", &interval);
         if (k == -EINVAL || (k == 0 && (interval < 100 || interval > 3600000)))
                 return bad_field(c, "interval_ms", "must be an integer from 100 to 3600000");
@@ -763,7 +748,7 @@ struct json_object *client_handle(struct pool *pool, const struct peer *peer, co
         if (protocol_op_mutates(req.op) && !client_privileged(&c))
                 reply = protocol_reply_error(req.id, -EPERM, "%s: permission denied: needs root or the %s group",
                                              protocol_op_name(req.op), WIPED_GROUP);
-        else
+        else if (!(reply = check_fields(&c)))
                 reply = handlers[req.op](&c);
         if (!reply)
                 reply = protocol_reply_error(req.id, -ENOMEM, "out of memory");
