@@ -43,6 +43,33 @@ static dev_t mount_device(const char *devno, const char *source) {
         return 0;
 }
 
+/* Split a line of /proc/self/mountinfo in place: its "MAJOR:MINOR", its mount point and its source
+ * (NULL when the line has none), both unescaped. false for a line too short to be one. */
+static bool mountinfo_split(char *line, char **devno, char **mount_point, char **source) {
+        char *save = NULL, *field[6] = {}, *sep;
+        unsigned i = 0;
+
+        *source = NULL;
+        sep = strstr(line, " - ");
+        if (sep) {
+                char *fs_save = NULL;
+
+                strtok_r(sep + 3, " ", &fs_save);       /* fstype */
+                *source = strtok_r(NULL, " ", &fs_save);
+                *sep = '\0';
+        }
+        for (char *t = strtok_r(line, " ", &save); t && i < 6; t = strtok_r(NULL, " ", &save))
+                field[i++] = t;
+        if (i < 5)
+                return false;
+        if (*source)
+                unescape(*source);
+        unescape(field[4]);
+        *devno = field[2];
+        *mount_point = field[4];
+        return true;
+}
+
 /* Find a mount of any device in set: returns its mount point (malloc'd) and the device. */
 char *mount_find(const struct devset *set, dev_t *which) {
         _cleanup_free_ char *line = NULL;
@@ -53,28 +80,14 @@ char *mount_find(const struct devset *set, dev_t *which) {
         if (!f)
                 return NULL;
         while (!found && getline(&line, &cap, f) > 0) {
-                char *save = NULL, *field[6] = {}, *sep, *source = NULL;
-                unsigned i = 0;
+                char *devno, *mount_point, *source;
                 dev_t d;
 
-                sep = strstr(line, " - ");
-                if (sep) {
-                        char *q = sep + 3, *fs_save = NULL;
-
-                        strtok_r(q, " ", &fs_save);            /* fstype */
-                        source = strtok_r(NULL, " ", &fs_save);
-                        *sep = '\0';
-                }
-                for (char *t = strtok_r(line, " ", &save); t && i < 6; t = strtok_r(NULL, " ", &save))
-                        field[i++] = t;
-                if (i < 5)
+                if (!mountinfo_split(line, &devno, &mount_point, &source))
                         continue;
-                if (source)
-                        unescape(source);
-                d = mount_device(field[2], source);
+                d = mount_device(devno, source);
                 if (d && devset_has(set, d)) {
-                        unescape(field[4]);
-                        found = utf8_sanitize(strdup(field[4]));
+                        found = utf8_sanitize(strdup(mount_point));
                         *which = d;
                 }
         }
@@ -92,27 +105,11 @@ dev_t mount_point_device(const char *path) {
         if (!f)
                 return 0;
         while (getline(&line, &cap, f) > 0) {
-                char *save = NULL, *field[6] = {}, *sep, *source = NULL;
-                unsigned i = 0;
+                char *devno, *mount_point, *source;
 
-                sep = strstr(line, " - ");
-                if (sep) {
-                        char *fs_save = NULL;
-
-                        strtok_r(sep + 3, " ", &fs_save);
-                        source = strtok_r(NULL, " ", &fs_save);
-                        *sep = '\0';
-                }
-                for (char *t = strtok_r(line, " ", &save); t && i < 6; t = strtok_r(NULL, " ", &save))
-                        field[i++] = t;
-                if (i < 5)
-                        continue;
-                unescape(field[4]);
-                if (strcmp(field[4], path) == 0) {
-                        if (source)
-                                unescape(source);
-                        result = mount_device(field[2], source); /* the last (topmost) mount wins */
-                }
+                /* The last (topmost) mount wins. */
+                if (mountinfo_split(line, &devno, &mount_point, &source) && strcmp(mount_point, path) == 0)
+                        result = mount_device(devno, source);
         }
         fclose(f);
         return result;
