@@ -153,6 +153,14 @@ static uint64_t random_u64(void) {
         return v;
 }
 
+/* The sector a signature starts in, at *off: true when it lies whole on the device (both checks
+ * skip one that does not, the same way). */
+static bool signature_sector(const struct job *job, const struct recheck *rc, const struct device_signature *sig,
+                             uint64_t *off) {
+        *off = sig->offset / rc->sector * rc->sector;
+        return *off + rc->sector <= job->info.size;
+}
+
 int recheck_resume(struct job *job, int fd, const struct device_signature *sigs, size_t n, char *err,
                    size_t err_len) {
         struct recheck rc;
@@ -166,9 +174,9 @@ int recheck_resume(struct job *job, int fd, const struct device_signature *sigs,
                 return r;
         /* The signatures first: a file system made meanwhile names itself. */
         for (size_t i = 0; i < n; i++) {
-                uint64_t off = sigs[i].offset / rc.sector * rc.sector;
+                uint64_t off;
 
-                if (off + rc.sector > job->info.size)
+                if (!signature_sector(job, &rc, &sigs[i], &off))
                         continue;
                 r = recheck_sector(&rc, off, &which);
                 if (r == 0) {
@@ -245,10 +253,10 @@ int recheck_signatures(struct job *job, int fd, struct device_signature *sigs, s
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
-                uint64_t off = sigs[i].offset / rc.sector * rc.sector;
+                uint64_t off;
 
                 sigs[i].written = -1;
-                if (off + rc.sector > job->info.size)
+                if (!signature_sector(job, &rc, &sigs[i], &off))
                         continue;
                 if (in_bad_range(job, off, rc.sector)) {
                         sigs[i].written = 1;
