@@ -70,16 +70,26 @@ static int pool_json_add(struct request_ctx *c, struct json_object *o) {
         return 0;
 }
 
+/* A new reply and a new array for it to hold (*arr): the reply, or NULL (both freed) on ENOMEM. */
+static struct json_object *reply_with_array(struct request_ctx *c, struct json_object **arr) {
+        struct json_object *r = protocol_reply_new(c->req->id);
+
+        *arr = json_object_new_array();
+        if (!r || !*arr) {
+                json_object_put(r);
+                json_object_put(*arr);
+                *arr = NULL;
+                return NULL;
+        }
+        return r;
+}
+
 static struct json_object *op_version(struct request_ctx *c) {
         struct json_object *r, *ciphers;
 
-        r = protocol_reply_new(c->req->id);
-        ciphers = json_object_new_array();
-        if (!r || !ciphers) {
-                json_object_put(r);
-                json_object_put(ciphers);
+        r = reply_with_array(c, &ciphers);
+        if (!r)
                 return NULL;
-        }
         json_object_object_add(r, "version", json_object_new_string(PACKAGE_VERSION));
         json_object_object_add(r, "protocol", json_object_new_int(PROTOCOL_VERSION));
         json_object_object_add(r, "cipher_auto",
@@ -281,13 +291,9 @@ static struct json_object *op_submit(struct request_ctx *c) {
                 return protocol_reply_error(c->req->id, k, "%s", err);
         }
 
-        r = protocol_reply_new(c->req->id);
-        arr = json_object_new_array();
-        if (!r || !arr) {
-                json_object_put(r);
-                json_object_put(arr);
+        r = reply_with_array(c, &arr);
+        if (!r)
                 return NULL;
-        }
         for (size_t i = 0; i < n; i++) {
                 struct json_object *j = json_object_new_object();
 
@@ -305,13 +311,9 @@ static struct json_object *jobs_reply(struct request_ctx *c, const uint64_t *ids
         for (size_t i = 0; i < n; i++)
                 if (!job_find(ids[i]))
                         return protocol_reply_error(c->req->id, -ESRCH, "job %" PRIu64 ": no such job", ids[i]);
-        r = protocol_reply_new(c->req->id);
-        arr = json_object_new_array();
-        if (!r || !arr) {
-                json_object_put(r);
-                json_object_put(arr);
+        r = reply_with_array(c, &arr);
+        if (!r)
                 return NULL;
-        }
         if (all)
                 for (struct job *j = job_first(); j; j = j->next)
                         json_object_array_add(arr, job_to_json(j));
@@ -551,13 +553,9 @@ static struct json_object *op_probe(struct request_ctx *c) {
 
         if (!request_devices(c, &devices, &n, &r))
                 return r;
-        r = protocol_reply_new(c->req->id);
-        arr = json_object_new_array();
-        if (!r || !arr) {
-                json_object_put(r);
-                json_object_put(arr);
+        r = reply_with_array(c, &arr);
+        if (!r)
                 return NULL;
-        }
         json_object_object_add(r, "devices", arr);
         for (size_t i = 0; i < n; i++) {
                 struct device_probe p;
