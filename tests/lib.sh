@@ -283,7 +283,20 @@ reattach_loop() {
 # loop_file DEV: the backing file of one of the test's loop devices.
 loop_file() { cat "/sys/block/${1#/dev/}/loop/backing_file"; }
 
-# --- Watching (issue 6): raw watch connections, polling output, terminal sessions in tmux ---
+# --- Waiting: a condition, a log line, raw watch connections, terminal sessions in tmux ---
+
+# wait_until SECONDS WHAT COMMAND...: run COMMAND every 0.1 s until it succeeds; fail naming WHAT
+# (what should have happened) when it has not within SECONDS. Call it directly, not in $(...): a
+# failure must end the test, not a subshell.
+wait_until() {
+        local limit=$1 what=$2 end
+        shift 2
+        end=$((SECONDS + limit))
+        until "$@"; do
+                [ "$SECONDS" -lt "$end" ] || fail "not within ${limit} s: $what"
+                sleep 0.1
+        done
+}
 
 # wait_match FILE REGEX [SECONDS]: until FILE has a line matching the extended REGEX; 1 on timeout.
 wait_match() {

@@ -169,7 +169,9 @@ jq_is "$(jq -n --argjson l "$l" --argjson a "$la" '[$l.jobs[].id] - [$a.jobs[].i
 # watch JOB: one object per line, start first (the job), end last.
 timeout 60 "$WIPECTL_BIN" --socket "$SOCK" --json watch --interval 1 "$idr" > "$TEST_DIR/watch.out" 2> "$TEST_DIR/watch.err" &
 wpid=$!
-sleep 2.5
+# Cancelled once the watch has shown progress (its --interval 1 s).
+wait_until 60 "a progress event of job $idr from --json watch" \
+        grep -Eq '"event": *"progress"' "$TEST_DIR/watch.out"
 c=$(json_doc "cancel JOB" cancel "$idr")
 jq_is "$c" '.job.id' "$idr" "cancel JOB"
 check_jobs "$c" '.job' "cancel JOB"

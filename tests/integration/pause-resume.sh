@@ -36,6 +36,7 @@ wait_bytes "$id1" $((16 << 20)) 20 || fail "job $id1 does not progress"
 pause_job "$id1"
 b1=$(job_field "$id1" bytes_done)
 s1=$(dev_sha256 "$d1")
+# Time for a paused job to write if it would: nothing may change in these 2 s.
 sleep 2
 s2=$(dev_sha256 "$d1")
 [ "$s1" = "$s2" ] || fail "$d1 changed while job $id1 was paused"
@@ -119,6 +120,8 @@ s4=$(dev_sha256 "$d4")
 stop_daemon || fail "daemon exit status $? on SIGTERM"
 start_daemon "${OPTS[@]}"
 state=$(wait_state "$id4" paused 5) || fail "job $id4, paused at SIGTERM, is $state after the restart"
+# Interrupted jobs are resumed at the daemon's first tick; a paused one must not be: 2 s pass
+# without it.
 sleep 2
 [ "$(job_field "$id4" state)" = paused ] || fail "job $id4 was resumed by itself after the restart: $(job_field "$id4" state)"
 [ "$(dev_sha256 "$d4")" = "$s4" ] || fail "$d4 was written while job $id4 stayed paused"

@@ -92,6 +92,8 @@ cmp -s "$TEST_DIR/edited.json" "$STATE/jobs/${ids[3]}.json.corrupt" ||
         fail "$STATE/jobs/${ids[3]}.json.corrupt is not the file as it was left"
 daemon_alive || fail "daemon died on the damaged records"
 wipectl version > /dev/null || fail "daemon does not answer"
+# A resume of a damaged record's job would start at the daemon's first tick: 3 s pass without
+# any write to their devices.
 sleep 3
 devices_untouched "3 s after the restart"
 
@@ -104,6 +106,7 @@ devices_untouched "after job ${ids[2]} ended"
 # The moved-aside records stay aside: a second restart resumes nothing from them.
 stop_daemon || fail "daemon exit status $?"
 start_daemon "${OPTS[@]}"
+# Past the first tick, where a resume would start: the records stay aside, nothing is written.
 sleep 1
 for i in 0 1 3; do
         [ -f "$STATE/jobs/${ids[i]}.json.corrupt" ] || fail "$STATE/jobs/${ids[i]}.json.corrupt gone after a restart"

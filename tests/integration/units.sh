@@ -271,8 +271,13 @@ rc=$?
 reload=$(unit_value "$service_unit" ExecReload)
 # shellcheck disable=SC2016
 [ "$reload" = '/bin/kill -HUP $MAINPID' ] || fail "wiped.service: ExecReload=$reload"
+# Handled once the daemon logged the reload's outcome ("reloaded" or "not reloaded"), or died.
+reloads() { grep -c 'reloaded' "$TEST_DIR/daemon.log"; }
+# shellcheck disable=SC2317  # called through wait_until
+reload_handled() { [ "$(reloads)" -gt "$1" ] || ! daemon_alive; }
+n=$(reloads)
 /bin/kill -HUP "$DAEMON_PID" || fail "/bin/kill -HUP failed"
-sleep 0.3
+wait_until 30 "the daemon's log line on the reload after SIGHUP" reload_handled "$n"
 daemon_alive || fail "the daemon died of ExecReload="
 wipectl version > /dev/null || fail "no answer after ExecReload="
 stop_daemon || fail "the daemon exited $? on SIGTERM"

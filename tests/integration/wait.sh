@@ -36,6 +36,25 @@ wait_running() {
         fail "job $1 did not start: $(job_field "$1" state)"
 }
 
+# connected PID: the wipectl that the background wctl PID runs (PID itself, its child timeout or
+# that one's child) holds a connected Unix socket: it has reached the daemon and waits.
+# shellcheck disable=SC2317  # called through wait_until
+connected() {
+        local pids p fd link
+        pids=$(pgrep -P "$1")
+        pids="$1 $pids $(for p in $pids; do pgrep -P "$p"; done)"
+        for p in $pids; do
+                for fd in /proc/"$p"/fd/*; do
+                        link=$(readlink "$fd" 2>/dev/null) || continue
+                        [[ $link =~ ^socket:\[([0-9]+)\]$ ]] || continue
+                        # /proc/net/unix: ... St Inode [Path]; St 03 is connected.
+                        awk -v ino="${BASH_REMATCH[1]}" '$6 == "03" && $7 == ino { found = 1 } END { exit !found }' \
+                                /proc/net/unix && return 0
+                done
+        done
+        return 1
+}
+
 a=$(make_loop 64M)
 b=$(make_loop 64M)
 slow=$(make_loop 1G)
@@ -85,7 +104,7 @@ cancel_id=$(submit --verify none --max-rate 50M "$slow")
 wait_running "$cancel_id"
 wctl 60 wait "$cancel_id" > "$TEST_DIR/wait.out" 2> "$TEST_DIR/wait.err" &
 wpid=$!
-sleep 0.5
+wait_until 30 "wipectl wait $cancel_id connected to the daemon" connected "$wpid"
 wipectl cancel "$cancel_id" > /dev/null || fail "cancel of job $cancel_id exited $?"
 wait $wpid
 rc=$?
@@ -139,7 +158,7 @@ grep -q "detached" "$TEST_DIR/err" || fail "wait on SIGINT did not say it detach
 # that, or 3 (connection lost). Killed: 3. ---
 wctl 60 wait "$int_id" > "$TEST_DIR/wait.out" 2> "$TEST_DIR/wait.err" &
 wpid=$!
-sleep 0.5
+wait_until 30 "wipectl wait $int_id connected to the daemon" connected "$wpid"
 stop_daemon || fail "daemon exit status $?"
 wait $wpid
 rc=$?
@@ -154,7 +173,7 @@ kill_id=$(submit --verify none --max-rate 50M "$slow2")
 wait_running "$kill_id"
 wctl 60 wait "$kill_id" > "$TEST_DIR/wait.out" 2> "$TEST_DIR/wait.err" &
 wpid=$!
-sleep 0.5
+wait_until 30 "wipectl wait $kill_id connected to the daemon" connected "$wpid"
 kill -KILL "$DAEMON_PID"
 wait "$DAEMON_PID" 2>/dev/null
 DAEMON_PID=

@@ -211,7 +211,8 @@ for _ in $(seq 10); do
 done
 for _ in $(seq 3); do
         watch_conn "$TEST_DIR/gone2" 10 '{"id":16,"op":"watch","interval_ms":100}'
-        sleep 0.3
+        wait_until 30 "a progress (or end) event for a watcher about to vanish" \
+                grep -Eq '"event": *"(progress|end)"' "$TEST_DIR/gone2"
         kill -KILL "$WATCH_PID"
         stop_pid "$WATCH_PID"
 done

@@ -138,17 +138,27 @@ show_screen "$screen"
 screen_sane "$screen" 150
 grep -Eq '(^|[^0-9])2 jobs:.*2 running' "$screen" || fail "no summary row '2 jobs: 2 running, ...':
 $(cat "$screen")"
-# Redrawn in place: a second look a little later still fits, with the same rows.
-sleep 1.2
-tmux_screen wide > "$screen"
+# Redrawn in place: a second look after the next redraw (the screen changed) still fits, with the
+# same rows.
+cp "$screen" "$TEST_DIR/screen.before"
+# shellcheck disable=SC2317  # called through wait_until
+redrawn() { tmux_screen wide > "$screen" && ! cmp -s "$screen" "$1"; }
+wait_until 30 "a redraw of the watch view on the 150x30 terminal" redrawn "$TEST_DIR/screen.before"
 screen_sane "$screen" 150
 [ "$(grep -Ec '/dev/loop[0-9]+' "$screen")" -le 4 ] || fail "the view was not redrawn in place:
 $(cat "$screen")"
 
 # Resized to 90 columns: the rows shrink to fit and still show both jobs.
 tmux_cmd resize-window -t wide -x 90 -y 30 || hard_error "tmux resize-window failed"
-sleep 1.5
-tmux_screen wide > "$screen"
+# Redrawn for the new width: the screen changed since the resize (watch drew it again, not only
+# tmux) and has no line wider than 90 columns; or watch has exited.
+tmux_screen wide > "$TEST_DIR/screen.before"
+# shellcheck disable=SC2317  # called through wait_until
+resized() {
+        redrawn "$TEST_DIR/screen.before" || return 1
+        grep -q 'exit=' "$screen" || [ -z "$(awk 'length($0) > 90' "$screen")" ]
+}
+wait_until 30 "a redraw of the watch view within 90 columns after the resize" resized
 if ! grep -q 'exit=' "$screen"; then
         note "after a resize to 90x30:"
         show_screen "$screen"
@@ -199,6 +209,7 @@ $(cat "$screen")"
         grep -E '[0-9]+ more jobs?' "$screen" | grep -Eq 'running|done' ||
                 fail "the 'more jobs' row does not say what they do:
 $(cat "$screen")"
+        # Looks spread over the run (about one a redraw): what each shows is checked, not when.
         sleep 0.7
 done
 tmux_wait narrow 'exit=[0-9]+' 60 || fail "watch of six jobs did not exit within 60 s:

@@ -28,6 +28,8 @@ for _ in $(seq "$DEVICES"); do devs+=("$(make_loop 64M)"); done
 start_daemon --threads 2 --checkpoint-interval 1
 
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$DAEMON_PID/status"; }
+# A moment for the new daemon to settle before the first RSS is read: no event marks it (the RSS
+# is the measure itself).
 sleep 1
 rss_start=$(rss_kib)
 note "soak: $DEVICES devices of 64 MiB for ${DURATION}s; daemon pid $DAEMON_PID, RSS ${rss_start} KiB at start"
@@ -139,6 +141,7 @@ for dev in "${devs[@]}"; do
 done
 daemon_alive || fail "the daemon died"
 [ ! -s "$TEST_DIR/status.fail" ] || fail "$(wc -l < "$TEST_DIR/status.fail") status requests failed: $(head -n 3 "$TEST_DIR/status.fail")"
+# The same moment before the last RSS is read.
 sleep 2
 rss_end=$(rss_kib)
 note "jobs done ${count[done]}, cancelled ${count[cancelled]} (cancel requests ${count[cancels]}), pauses ${count[pauses]}, resumes ${count[resumes]}"
