@@ -22,7 +22,7 @@ for id in $(echo "$out" "$more" | jq -r '.jobs[].id'); do
         dev=$(job_field "$id" node)
         if [ "$dev" = "$thin" ]; then
                 [ "$state" = failed ] || fail "job $id on the full device ended $state"
-                [ "$(job_field "$id" error.code)" = ENOSPC ] || note "job $id failed with $(job_field "$id" error.code)"
+                [ "$(job_field "$id" error.code)" = ENOSPC ] || fail "job $id on the full device failed with $(job_field "$id" error.code), expected ENOSPC"
         else
                 [ "$state" = done ] || fail "job $id on $dev ended $state"
                 check_keystream "$dev" "$(job_cipher "$id")" "$(job_key "$id")"

@@ -137,6 +137,6 @@ grep -q "777" "$TEST_DIR/err" || fail "unknown job message: $(cat "$TEST_DIR/err
 expect_exit 5 wipectl wipe --yes "$TEST_DIR/plain-file"
 
 daemon_alive || fail "daemon died"
-[ "$(wipectl --json version | jq -r '.daemon.protocol // .protocol // empty')" != "" ] || note "version JSON has no protocol field"
+[ "$(wipectl --json version | jq -r '.daemon.protocol // .protocol // empty')" != "" ] || fail "version JSON has no protocol field"
 stop_daemon || fail "daemon exit status $?"
 pass
