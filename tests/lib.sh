@@ -368,7 +368,7 @@ tmux_wait() {
         return 1
 }
 
-# --- Persistent jobs (issue 8): crashes, states ---
+# --- Persistent jobs: crashes, states ---
 
 # kill_daemon: SIGKILL the test's daemon (a crash: no checkpoint, no report) and reap it; the
 # stale socket stays behind for the next start_daemon to replace.
@@ -410,7 +410,7 @@ dev_sha256() {
         echo "${sum%% *}"
 }
 
-# --- Bad sectors (issue 9): a loop device over tests/helpers/badfs, a FUSE file with failing sectors ---
+# --- Bad sectors: a loop device over tests/helpers/badfs, a FUSE file with failing sectors ---
 
 BADFS=${BADFS:-$top_builddir/tests/helpers/badfs}
 BADFS_PID='' BADFS_MNT='' BADFS_BACKING='' BADFS_DEV=''

@@ -1,5 +1,5 @@
 #!/bin/bash
-# What the user named and confirmed is what is wiped (issue 14, items 1 and 2).
+# What the user named and confirmed is what is wiped.
 # Relative device paths are resolved where the user typed them: with the daemon's working
 # directory elsewhere, wipectl probe, wipe and resume --device of a relative path (a link named
 # alike in both directories, to another device in each) act on the device of wipectl's directory,

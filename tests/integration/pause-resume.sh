@@ -77,7 +77,7 @@ jq_is "$(cat "$STATE/reports/$id2.json")" '"\(.state) \([.history[].event] | ind
 # --- forget ------------------------------------------------------------------------------------
 id3=$(submit --verify none --max-rate 50M "$d3")
 wait_bytes "$id3" 1 10 || fail "job $id3 does not start"
-# EBUSY: exit 5 (wipectl(1); the brief said 1).
+# EBUSY: exit 5 (wipectl(1)).
 expect_exit 5 wipectl forget "$id3"
 [ "$(op_code forget "$id3")" = EBUSY ] || fail "forget op of a running job: $(op_code forget "$id3")"
 [ "$(job_field "$id3" state)" = running ] || fail "job $id3 after a refused forget: $(job_field "$id3" state)"

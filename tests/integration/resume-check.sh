@@ -2,12 +2,13 @@
 # A stopped job goes on only over what it left: before a resume (asked for, or automatic at start)
 # the daemon reads back the sectors where libblkid finds signatures, the device's first and last
 # sector and a random sample of what the checkpoint says was written, and fails the job (ESTALE,
-# signed report) when the device changed meanwhile: the reproduction of issue 14 (SIGKILL, mkfs,
-# mount, restart, unmount, resume), a sector zeroed while paused, a device changed before an
-# automatic resume. A job killed in its second pass (sectors after the checkpoint hold either
-# pass) resumes and ends right. After the last pass a signature a fresh probe finds must be in the
-# bytes the pass wrote: one written by someone else during the wipe fails the job; a pattern pass
-# whose bytes happen to look like swap ends done, its signatures marked as the pass's own.
+# signed report) when the device changed meanwhile: a file system made on it while the daemon was
+# down (SIGKILL, mkfs, mount, restart, unmount, resume), a sector zeroed while paused, a device
+# changed before an automatic resume. A job killed in its second pass (sectors after the
+# checkpoint hold either pass) resumes and ends right. After the last pass a signature a fresh
+# probe finds must be in the bytes the pass wrote: one written by someone else during the wipe
+# fails the job; a pattern pass whose bytes happen to look like swap ends done, its signatures
+# marked as the pass's own.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 command -v mkfs.ext4 >/dev/null || hard_error "mkfs.ext4 missing"
 command -v blkid >/dev/null || hard_error "blkid missing"
@@ -65,7 +66,7 @@ check_failed() {
                 fail "report of job $1 fails its check"
 }
 
-# --- the reproduction: SIGKILL, mkfs and mount, restart, unmount, resume --------------------------
+# --- a file system made meanwhile: SIGKILL, mkfs and mount, restart, unmount, resume -------------
 dev1=$(make_loop 64M)
 start_daemon "${OPTS[@]}" --config "$MANUAL"
 id1=$(submit --verify none --max-rate 16M "$dev1")

@@ -1,17 +1,18 @@
 #!/bin/bash
-# What a stopping job shows is true (issue 14, items 4, 5, 6 and extras):
-# - a job that status shows ended (done, cancelled) has its signed report at once: "report" right
-#   after status said so is signed and "report --check" accepts it (it was unsigned for ~0.1 s);
-# - "paused" is shown only once the device is closed: another program's exclusive open right after
-#   status said paused succeeds, and resume never answers "still stopping" (24 cycles); the raw
-#   pause reply says "stopping": true (or already paused); "wipectl pause" and "wipectl cancel"
-#   wait and print the job paused / cancelled, "stopping": false;
-# - pauses are counted apart from interruptions: after 24 pause/resume cycles the job and its
-#   signed report say pauses 24, resumes 24, interruptions 0 (24 "paused" and "resumed" events);
-#   a daemon stop (SIGTERM) under a running job is one interruption, and not one for a paused job;
-# - forgetting a paused or interrupted job ends it cancelled with a signed report (history: ended,
-#   "forgotten while paused/interrupted"), which "report" still serves after the record is gone;
-# - a cancel sent while a pause settles ends the job cancelled; a pause never overrides a cancel.
+# What a stopping job shows is true:
+# A. a job that status shows ended (done, cancelled) has its signed report at once: "report" right
+#    after status said so is signed and "report --check" accepts it;
+# B. "paused" is shown only once the device is closed: another program's exclusive open right after
+#    status said paused succeeds, and resume never answers "still stopping" (24 cycles); the raw
+#    pause reply says "stopping": true (or already paused);
+# C. pauses are counted apart from interruptions: after 24 pause/resume cycles the job and its
+#    signed report say pauses 24, resumes 24, interruptions 0 (24 "paused" and "resumed" events);
+#    a daemon stop (SIGTERM) under a running job is one interruption, and not one for a paused job;
+# D. forgetting a paused or interrupted job ends it cancelled with a signed report (history: ended,
+#    "forgotten while paused/interrupted"), which "report" still serves after the record is gone;
+# E. "wipectl pause" and "wipectl cancel" wait and print the job paused / cancelled, "stopping":
+#    false;
+# and a cancel sent while a pause settles ends the job cancelled; a pause never overrides a cancel.
 # The jobs that must keep running are held by --max-rate, never raced.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 
@@ -115,7 +116,7 @@ for i in $(seq 10); do
         id=$(submit --verify none "$deva")
         until_state "$id" "done"
         if [ $((i % 2)) = 0 ]; then
-                # The text form first: it said "Signed: no (report of a job still running)".
+                # The text form first: signed, not "Signed: no (report of a job still running)".
                 wipectl report "$id" > "$TEST_DIR/text" || fail "done $i: report $id exited $?"
                 grep -Eq '^ *Signed: +ed25519 ' "$TEST_DIR/text" ||
                         fail "done $i: report $id is not signed: $(grep Signed "$TEST_DIR/text")"
@@ -226,7 +227,7 @@ jq_is "$REPORT" '[.history[].event] | join(" ")' "started paused ended" "report 
 jq_is "$REPORT" '.history[-1].reason' "forgotten while paused" "report $idd"
 cmp -s "$TEST_DIR/report.$idd.json" "$STATE/reports/$idd.json" || fail "report $idd differs from its file"
 
-# --- a cancel sent while a pause settles ends the job cancelled (it was lost: "already running") ---
+# --- a cancel sent while a pause settles ends the job cancelled: the cancel is never lost -------------
 deve=$(make_loop 32M)
 for n in $(seq 20); do
         ide=$(submit "${HELD[@]}" "$deve")
