@@ -72,7 +72,15 @@ start_daemon "${OPTS[@]}" --config "$MANUAL"
 id1=$(submit --verify none --max-rate 16M "$dev1")
 wait_ckpt "$id1" $((16 << 20))
 kill_daemon
-mkfs.ext4 -q -F "$dev1" || hard_error "mkfs.ext4 $dev1"
+# mkfs opens the device exclusively: it is "in use" until the killed daemon's last I/O drained, a
+# moment after its exit. Tried again until then.
+end=$((SECONDS + 30))
+until mkfs.ext4 -q -F "$dev1" 2> "$TEST_DIR/mkfs.err"; do
+        if ! grep -q "in use" "$TEST_DIR/mkfs.err" || [ $SECONDS -ge $end ]; then
+                hard_error "mkfs.ext4 $dev1: $(cat "$TEST_DIR/mkfs.err")"
+        fi
+        sleep 0.1
+done
 mkdir -p "$TEST_DIR/mnt"
 mount "$dev1" "$TEST_DIR/mnt" || skip "cannot mount ext4 here"
 register_mount "$TEST_DIR/mnt"
