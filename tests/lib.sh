@@ -454,6 +454,13 @@ make_badfs_loop() {
         losetup --direct-io=on "$dev" 2>/dev/null || note "$dev: no direct I/O over FUSE here"
 }
 
+# badfs_backs DEV MNT: the loop device DEV is still over MNT/disk (the file of a badfs).
+badfs_backs() {
+        local file
+        file=$(cat "/sys/block/${1#/dev/}/loop/backing_file" 2>/dev/null) || return 1
+        [ "$file" = "$2/disk" ] || [ "$file" = "$2/disk (deleted)" ]
+}
+
 # badfs_teardown: the part of cleanup for make_badfs_loop (run before cleanup; keeps $?). A loop
 # device over a FUSE file must be detached while its server still answers, and the server must
 # be gone before its mount can go when it no longer can (killed: the mount is left dead).
@@ -466,10 +473,12 @@ badfs_teardown() {
         fi
         udevadm settle 2>/dev/null
         while read -r mnt pid dev; do
-                if [ -n "$dev" ] && [ "$(cat "/sys/block/${dev#/dev/}/loop/backing_file" 2>/dev/null)" = "$mnt/disk" ]; then
+                # Over a killed badfs the backing file reads "MNT/disk (deleted)" once a lookup of
+                # the path failed: the loop device is the test's own all the same.
+                if [ -n "$dev" ] && badfs_backs "$dev" "$mnt"; then
                         losetup -d "$dev" 2>/dev/null
                         for _ in $(seq 50); do
-                                [ "$(cat "/sys/block/${dev#/dev/}/loop/backing_file" 2>/dev/null)" = "$mnt/disk" ] || break
+                                badfs_backs "$dev" "$mnt" || break
                                 sleep 0.1
                         done
                 fi
