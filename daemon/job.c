@@ -323,6 +323,11 @@ void job_finish(struct job *job, enum job_state s, unsigned run) {
         atomic_store(&job->finished, true);
         reverify = job->reverify;
         run_verify = job->run_verify;
+        /* A cancel that came after job_end_aborted() read the abort state (a pause or the daemon's
+         * stop) and before this: that stop settles, then the cancel ends the job, as for a cancel
+         * that comes while it settles (job_stop). */
+        if ((s == JOB_PAUSED || s == JOB_INTERRUPTED) && !reverify && job->abort_state == JOB_CANCELLED)
+                job->cancel_pending = true;
         /* A later verification that found mismatches fails the job (its device no longer holds
          * what the wipe wrote); one that ended otherwise before the end says nothing of it. */
         if (reverify && s != JOB_DONE && !(s == JOB_FAILED && job->current.ran)) {
