@@ -236,6 +236,7 @@ void graveyard_sweep(double now, bool all) {
                         /* After every thread's last touch (see job_unit_put()). */
                         pthread_mutex_lock(&j->lock);
                         pthread_mutex_unlock(&j->lock);
+                        log_debug("job %" PRIu64 ": freed", j->id);
                         job_free(j);
                 } else
                         p = &j->next;
