@@ -40,6 +40,9 @@ struct key_def {
         bool (*valid)(const char *value); /* KEY_STRING, KEY_LIST: a check of the value, or NULL */
         bool file_absolute;             /* KEY_STRING: in a file, an absolute path */
         const char *invalid;            /* the message for a value that fails the checks (with the range) */
+        bool reloads;                   /* a running daemon takes a new value on reload (SIGHUP): it reads
+                                         * the key where it is used (a submit, a checkpoint, a start-up
+                                         * resume, a history sweep); the others count at start only */
 };
 
 #define STR_(x) #x
@@ -79,37 +82,38 @@ static const struct key_def keys[_CONFFILE_KEY_MAX] = {
         [CONFFILE_STATE_DIR] = { "state-dir", KEY_STRING, FIELD(state_dir, char *), .file_absolute = true },
         [CONFFILE_SOCKET_GROUP] = { "socket-group", KEY_STRING, FIELD(socket_group, char *), .valid = group_valid,
                                     .invalid = "invalid group name" },
-        [CONFFILE_METHOD] = { "method", KEY_STRING, FIELD(method, char *), .valid = method_valid,
+        [CONFFILE_METHOD] = { "method", KEY_STRING, FIELD(method, char *), .reloads = true, .valid = method_valid,
                               .invalid = "unknown method (see wipectl methods)" },
         /* Checked by the caller's conffile_check_fn. */
-        [CONFFILE_VERIFY] = { "verify", KEY_STRING, FIELD(verify, char *) },
-        [CONFFILE_CIPHER] = { "cipher", KEY_CIPHER, FIELD(cipher, enum keystream_cipher),
+        [CONFFILE_VERIFY] = { "verify", KEY_STRING, FIELD(verify, char *), .reloads = true },
+        [CONFFILE_CIPHER] = { "cipher", KEY_CIPHER, FIELD(cipher, enum keystream_cipher), .reloads = true,
                               .invalid = "unknown cipher (auto, aes-128-ctr, chacha20)" },
         [CONFFILE_CHUNK_SIZE] = { "chunk-size", KEY_SIZE, FIELD(chunk_size, uint64_t), .min = CONFFILE_CHUNK_SIZE_MIN,
-                                  .max = CONFFILE_CHUNK_SIZE_MAX, .step = CONFFILE_CHUNK_SIZE_MIN,
+                                  .reloads = true, .max = CONFFILE_CHUNK_SIZE_MAX, .step = CONFFILE_CHUNK_SIZE_MIN,
                                   .invalid = "invalid chunk size (1M..1G, multiple of 1M)" },
         [CONFFILE_CHECKPOINT_INTERVAL] = { "checkpoint-interval", KEY_SECONDS, FIELD(checkpoint_interval, double),
-                                           .seconds_min = CONFFILE_CHECKPOINT_INTERVAL_MIN,
+                                           .reloads = true, .seconds_min = CONFFILE_CHECKPOINT_INTERVAL_MIN,
                                            .seconds_max = CONFFILE_CHECKPOINT_INTERVAL_MAX,
                                            .invalid = "invalid interval (seconds, 0.1..3600)" },
         [CONFFILE_CHECKPOINT_BYTES] = { "checkpoint-bytes", KEY_SIZE, FIELD(checkpoint_bytes, uint64_t),
-                                        .min = CONFFILE_CHECKPOINT_BYTES_MIN, .max = CONFFILE_CHECKPOINT_BYTES_MAX,
+                                        .reloads = true, .min = CONFFILE_CHECKPOINT_BYTES_MIN,
+                                        .max = CONFFILE_CHECKPOINT_BYTES_MAX,
                                         .invalid = "invalid size (1M..1T)" },
         [CONFFILE_RESUME] = { "resume", KEY_BOOL, FIELD(resume_manual, bool), .words = { "auto", "manual" },
-                              .invalid = "unknown resume mode (auto, manual)" },
+                              .reloads = true, .invalid = "unknown resume mode (auto, manual)" },
         [CONFFILE_HISTORY_MAX_AGE] = { "history-max-age", KEY_UINT, FIELD(history_max_age_days, unsigned),
-                                       .max = CONFFILE_HISTORY_MAX_AGE_MAX,
+                                       .reloads = true, .max = CONFFILE_HISTORY_MAX_AGE_MAX,
                                        .invalid = "invalid age (days, 0.." STR(CONFFILE_HISTORY_MAX_AGE_MAX)
                                                   "; 0: forever)" },
         [CONFFILE_MAX_BAD] = { "max-bad", KEY_SIZE, FIELD(max_bad, uint64_t), .max = CONFFILE_MAX_BAD_MAX,
-                               .invalid = "invalid size of bad sectors (0..1P)" },
+                               .reloads = true, .invalid = "invalid size of bad sectors (0..1P)" },
         [CONFFILE_CLIENT_TIMEOUT] = { "client-timeout", KEY_UINT, FIELD(client_timeout, unsigned), .min = 1,
-                                      .max = CONFFILE_CLIENT_TIMEOUT_MAX,
+                                      .reloads = true, .max = CONFFILE_CLIENT_TIMEOUT_MAX,
                                       .invalid = "invalid timeout (seconds, 1.." STR(CONFFILE_CLIENT_TIMEOUT_MAX) ")" },
-        [CONFFILE_ALLOW] = { "allow", KEY_LIST, FIELD(allow, char **),
+        [CONFFILE_ALLOW] = { "allow", KEY_LIST, FIELD(allow, char **), .reloads = true,
                              .count_offset = offsetof(struct conffile, n_allow), .valid = absolute_valid,
                              .invalid = "not an absolute path pattern (like /dev/disk/by-id/usb-*)" },
-        [CONFFILE_DENY] = { "deny", KEY_LIST, FIELD(deny, char **),
+        [CONFFILE_DENY] = { "deny", KEY_LIST, FIELD(deny, char **), .reloads = true,
                             .count_offset = offsetof(struct conffile, n_deny), .valid = absolute_valid,
                             .invalid = "not an absolute path pattern (like /dev/disk/by-id/usb-*)" },
 };
@@ -147,6 +151,10 @@ int conffile_key_from_name(const char *name, enum conffile_key *ret) {
 
 bool conffile_key_is_list(enum conffile_key key) {
         return (unsigned) key < _CONFFILE_KEY_MAX && keys[key].type == KEY_LIST;
+}
+
+bool conffile_key_reloads(enum conffile_key key) {
+        return (unsigned) key < _CONFFILE_KEY_MAX && keys[key].reloads;
 }
 
 /* A decimal integer from min to max, digits only. 0 or -EINVAL. */

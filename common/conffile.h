@@ -86,6 +86,9 @@ const char *conffile_key_name(enum conffile_key key);
 int conffile_key_from_name(const char *name, enum conffile_key *ret);
 /* Whether a key may be given more than once (allow, deny). */
 bool conffile_key_is_list(enum conffile_key key);
+/* Whether a running daemon takes a new value of key on reload (SIGHUP); the others need a restart
+ * (wiped(8) "CONFIGURATION"). */
+bool conffile_key_reloads(enum conffile_key key);
 
 /* Check value and set key to it in c (a list key appends; a scalar is replaced, duplicates being
  * conffile_parse()'s business). Returns 0, -EINVAL with the reason in msg ("invalid thread count

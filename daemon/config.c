@@ -30,28 +30,6 @@ static struct {
         double verify_percent;
 } config;
 
-/* Keys that take effect only when the daemon starts. The others are read where they are used
- * (a submit, a checkpoint, a start-up resume, a history sweep), so a reload changes them. */
-static bool config_needs_restart(enum conffile_key k) {
-        switch (k) {
-        case CONFFILE_METHOD:
-        case CONFFILE_VERIFY:
-        case CONFFILE_CIPHER:
-        case CONFFILE_CHUNK_SIZE:
-        case CONFFILE_CHECKPOINT_INTERVAL:
-        case CONFFILE_CHECKPOINT_BYTES:
-        case CONFFILE_RESUME:
-        case CONFFILE_HISTORY_MAX_AGE:
-        case CONFFILE_MAX_BAD:
-        case CONFFILE_CLIENT_TIMEOUT:
-        case CONFFILE_ALLOW:
-        case CONFFILE_DENY:
-                return false;
-        default:
-                return true;
-        }
-}
-
 /* The checks conffile cannot make itself: the verification syntax and the group's existence. */
 static int config_check(enum conffile_key key, const char *value, char *msg, size_t len) {
         enum verify_mode mode;
@@ -242,7 +220,7 @@ int config_reload(void) {
                         config_where(&next, k, where, sizeof(where));
                         conffile_format(&config.cur, k, was, sizeof(was));
                         conffile_format(&next, k, now, sizeof(now));
-                        if (config_needs_restart(k))
+                        if (!conffile_key_reloads(k))
                                 log_warning("%s: %s = %s: needs a restart, %s stays in effect", where,
                                             conffile_key_name(k), now, was);
                         else {
@@ -250,7 +228,7 @@ int config_reload(void) {
                                 changed++;
                         }
                 }
-                if (config_needs_restart(k))
+                if (!conffile_key_reloads(k))
                         config_keep(&next, &config.cur, k);
         }
         config_install(&next, found);

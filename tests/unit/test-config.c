@@ -310,6 +310,13 @@ static void test_keys(void **state) {
         assert_true(conffile_key_is_list(CONFFILE_ALLOW));
         assert_true(conffile_key_is_list(CONFFILE_DENY));
         assert_false(conffile_key_is_list(CONFFILE_METHOD));
+        /* What a reload changes: what is read per submit or tick, never the pool or the socket. */
+        assert_true(conffile_key_reloads(CONFFILE_METHOD));
+        assert_true(conffile_key_reloads(CONFFILE_DENY));
+        assert_true(conffile_key_reloads(CONFFILE_CLIENT_TIMEOUT));
+        assert_false(conffile_key_reloads(CONFFILE_THREADS));
+        assert_false(conffile_key_reloads(CONFFILE_SOCKET_GROUP));
+        assert_false(conffile_key_reloads(_CONFFILE_KEY_MAX));
         assert_null(conffile_key_name(_CONFFILE_KEY_MAX));
 }
 
