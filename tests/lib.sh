@@ -33,6 +33,9 @@ SOCK=$TEST_DIR/wiped.sock
 STATE=$TEST_DIR/state
 DAEMON_PID=
 
+# The first line of a report of ASan, LeakSanitizer, TSan or UBSan (the sanitized builds of tools/check).
+SANITIZER_REPORT='^==[0-9]+==ERROR: [A-Za-z]+Sanitizer|^WARNING: ThreadSanitizer|: runtime error: '
+
 cleanup() {
         local rc=$? dev
         trap - EXIT INT TERM
@@ -67,7 +70,13 @@ cleanup() {
                         umount -l "$dev" 2>/dev/null
                 done < "$TEST_DIR/mounts"
         fi
-        if [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ -f "$TEST_DIR/daemon.log" ]; then
+        # A sanitizer's report from the daemon fails the test, also one written at its exit (a leak),
+        # whose exit status nobody waits for here.
+        if [ -f "$TEST_DIR/daemon.log" ] && grep -qE "$SANITIZER_REPORT" "$TEST_DIR/daemon.log"; then
+                echo "FAIL: the daemon's log holds a sanitizer report:" >&2
+                grep -m 1 -A 40 -E "$SANITIZER_REPORT" "$TEST_DIR/daemon.log" >&2
+                if [ $rc -eq 0 ] || [ $rc -eq 77 ]; then rc=1; fi
+        elif [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ -f "$TEST_DIR/daemon.log" ]; then
                 echo "--- daemon log ---" >&2
                 tail -n 40 "$TEST_DIR/daemon.log" >&2
         fi
