@@ -23,8 +23,6 @@ static inline bool state_ended(enum job_state s) {
 /* A number for a newly set key (the workers cache their cipher by it): never reused. */
 uint64_t job_key_serial_next(void);
 void job_free(struct job *job);
-/* Append an event to the job's history (job lock held). 0 or -ENOMEM. */
-int job_event_add(struct job *job, enum job_event_kind kind, const char *reason, uint64_t bytes_done);
 /* End run `run` of the job in state s (once per run): see job.c. */
 void job_finish(struct job *job, enum job_state s, unsigned run);
 /* The last unit of an aborted run was released: end the run in its abort state. */
@@ -79,6 +77,8 @@ void flusher_post_checkpoint(struct job *job);
 extern char *reports_dir;               /* STATE_DIR/reports; NULL: nothing is kept */
 extern EVP_PKEY *host_key;              /* signs reports */
 
+/* Append an event to the job's history (job lock held). 0 or -ENOMEM. */
+int job_event_add(struct job *job, enum job_event_kind kind, const char *reason, uint64_t bytes_done);
 /* Write the job's record if it changed. */
 void job_persist(struct job *job, double now);
 /* Whether the job's signed report is to be written (again). */
