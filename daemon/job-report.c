@@ -20,8 +20,6 @@
 #include "protocol.h"
 #include "units.h"
 
-#define SAMPLE_EXTENTS_PER_UNIT 16      /* sample extents one worker claims at a time */
-
 void job_sample_rates(void) {
         double now = mono_s();
 

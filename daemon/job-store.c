@@ -23,8 +23,6 @@
 #include "job-private.h"
 #include "sign.h"
 
-#define SAMPLE_EXTENTS_PER_UNIT 16      /* sample extents one worker claims at a time */
-
 static char *jobs_state_dir;    /* the state directory; NULL: nothing is kept */
 static char *jobs_dir;
 char *reports_dir;

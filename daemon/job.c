@@ -24,15 +24,13 @@
 #include "job-private.h"
 #include "units.h"
 
-#define SAMPLE_EXTENTS_PER_UNIT 16      /* sample extents one worker claims at a time */
-
-struct job *jobs_head, *jobs_tail;  /* oldest first */
+struct job *jobs_head, *jobs_tail;      /* the table, oldest first */
+uint64_t jobs_next_id = 1;              /* above every id in the state directory (job_set_state_dir) */
 static atomic_uint_fast64_t key_serials;
 
 uint64_t job_key_serial_next(void) {
         return atomic_fetch_add(&key_serials, 1) + 1;
 }
-uint64_t jobs_next_id = 1;
 
 struct job *job_find(uint64_t id) {
         for (struct job *j = jobs_head; j; j = j->next)
