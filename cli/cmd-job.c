@@ -128,7 +128,7 @@ static struct json_object *cmd_job_list_filter(struct json_object *reply, bool a
                 const char *state = output_get_string(job, "state", "");
 
                 /* An interrupted job waits for someone: it stays listed. */
-                if (!all && output_state_ended(state) && output_state_of(state) != JOB_INTERRUPTED && ended >= 0 &&
+                if (!all && job_state_name_is_final(state) && output_state_of(state) != JOB_INTERRUPTED && ended >= 0 &&
                     now - ended > CMD_JOB_RECENT_S)
                         continue;
                 if (json_object_array_add(kept, json_object_get(job)) < 0) {

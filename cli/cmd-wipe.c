@@ -275,7 +275,7 @@ static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv,
                                                        optarg, METHOD_PASSES_MAX, METHOD_PATTERN_MAX);
                         break;
                 case ARG_VERIFY:
-                        if (wipectl_parse_verify(optarg, &w->percent) < 0)
+                        if (verify_mode_parse(optarg, NULL, &w->percent) < 0)
                                 return cmd_usage_error(self, "bad verification mode '%s' (none, sample, sample=PCT with "
                                                        "PCT in (0, 100], last, all)", optarg);
                         w->verify = optarg;

@@ -163,10 +163,6 @@ int wipectl_parse_seed(const char *s, uint64_t *ret) {
         return 0;
 }
 
-int wipectl_parse_verify(const char *s, double *percent) {
-        return verify_mode_parse(s, NULL, percent);
-}
-
 static void main_usage(FILE *f) {
         fprintf(f,
                 "Usage: wipectl [--socket PATH] [--json] [--bytes] COMMAND [ARGS]\n"

@@ -192,7 +192,7 @@ static void output_report_passes(struct json_object *rep, struct json_object *pa
                 ; /* no key, no command: the note at the end says how to get both */
         else if (!complete)
                 printf("  Check:         none: the job %s %s before its last pass was complete\n",
-                       output_state_ended(state) ? "ended" : "is", state);
+                       job_state_name_is_final(state) ? "ended" : "is", state);
         else {
                 printf("  Check:         ");
                 if (strcmp(pattern, "random") == 0 ? !output_check_random(output_get_string(last, "cipher", NULL),
@@ -523,7 +523,7 @@ static void output_report_signed(struct json_object *rep) {
                 printf("  Signed:        %s key %s\n",
                        output_escape(output_get_string(sig, "algorithm", "?"), false, b, sizeof(b)),
                        output_escape(output_get_string(sig, "key_id", "?"), false, a, sizeof(a)));
-        else if (output_state_ended(state))
+        else if (job_state_name_is_final(state))
                 printf("  Signed:        no\n");
         else if (output_state_of(state) == JOB_PAUSED)
                 printf("  Signed:        no (report of a paused job)\n");

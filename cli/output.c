@@ -87,10 +87,6 @@ enum verify_mode output_mode_of(const char *mode) {
         return mode && !strchr(mode, '=') && verify_mode_parse(mode, &m, NULL) == 0 ? m : _VERIFY_MODE_MAX;
 }
 
-bool output_state_ended(const char *state) {
-        return job_state_name_is_final(state);
-}
-
 int64_t output_device_size(struct json_object *o) {
         struct json_object *identity = NULL;
         int64_t size = output_get_int(o, "size", -1);
@@ -107,7 +103,7 @@ void output_job_text(struct json_object *job, struct output_job_text *t) {
         double elapsed = output_get_double(job, "elapsed_s", 0);
         int64_t eta = output_get_int(job, "eta_s", -1);
         double rate = output_get_double(job, "rate_bps", 0);
-        bool ended = output_state_ended(output_get_string(job, "state", NULL));
+        bool ended = job_state_name_is_final(output_get_string(job, "state", NULL));
         const char *phase = output_get_string(job, "phase", NULL);
         int64_t pass = output_get_int(job, "pass", 0), passes = output_get_int(job, "passes", 0);
 

@@ -121,7 +121,7 @@ static void view_step(struct json_object *job, char *buf, size_t n) {
         const char *phase = output_get_string(job, "phase", NULL);
         int64_t pass = output_get_int(job, "pass", 0), passes = output_get_int(job, "passes", 0);
 
-        if (output_state_ended(output_get_string(job, "state", NULL)) || !phase || passes <= 0)
+        if (job_state_name_is_final(output_get_string(job, "state", NULL)) || !phase || passes <= 0)
                 snprintf(buf, n, "-");
         else if (strcmp(phase, "write") == 0)
                 snprintf(buf, n, "pass %" PRId64 "/%" PRId64, pass, passes);
@@ -183,7 +183,7 @@ static void view_row_fill(struct view_row *r, struct json_object *job) {
         else
                 units_duration(r->elapsed, sizeof(r->elapsed), (int64_t) elapsed);
         r->fraction = total > 0 ? (double) (done < 0 ? 0 : done > total ? total : done) / (double) total : -1;
-        r->ended = output_state_ended(state);
+        r->ended = job_state_name_is_final(state);
         /* Failures first, then what still runs; what ended well last. */
         r->rank = output_state_of(state) == JOB_FAILED ? 0 : !r->ended ? 1 : output_state_of(state) != JOB_DONE ? 2 : 3;
 }
@@ -545,7 +545,7 @@ static bool view_final_printed(struct view *v, int64_t id, bool mark) {
 
 /* Plain: the line of job, and, once it has ended, only the first time. */
 static void view_plain_job(struct view *v, struct json_object *job) {
-        bool ended = output_state_ended(output_get_string(job, "state", NULL));
+        bool ended = job_state_name_is_final(output_get_string(job, "state", NULL));
 
         if (ended && view_final_printed(v, output_get_int(job, "id", -1), true))
                 return;
@@ -601,7 +601,7 @@ void view_resize(struct view *v) {
 /* Whether a plain view has a running job to print lines for. */
 static bool view_running(const struct view *v) {
         for (size_t i = 0; i < json_object_array_length(v->jobs); i++)
-                if (!output_state_ended(output_get_string(json_object_array_get_idx(v->jobs, i), "state", NULL)))
+                if (!job_state_name_is_final(output_get_string(json_object_array_get_idx(v->jobs, i), "state", NULL)))
                         return true;
         return false;
 }
@@ -636,7 +636,7 @@ void view_tick(struct view *v) {
         for (size_t i = 0; i < json_object_array_length(v->jobs); i++) {
                 struct json_object *job = json_object_array_get_idx(v->jobs, i);
 
-                if (!output_state_ended(output_get_string(job, "state", NULL)))
+                if (!job_state_name_is_final(output_get_string(job, "state", NULL)))
                         view_plain_line(v, job);
         }
         fflush(v->out);

@@ -405,7 +405,7 @@ static void watch_detached(struct json_object *status, const int64_t *ids, size_
                 struct json_object *job = jobs ? json_object_array_get_idx(jobs, i) : NULL;
                 int64_t id = job ? output_get_int(job, "id", -1) : ids[i];
 
-                if (job && output_state_ended(output_get_string(job, "state", NULL)))
+                if (job && job_state_name_is_final(output_get_string(job, "state", NULL)))
                         continue;
                 if (running++ == 0)
                         first = id;

@@ -80,10 +80,6 @@ int cmd_operand_jobs(const struct cmd_entry *self, int argc, char **argv, int64_
 int cmd_operand_job(const struct cmd_entry *self, int argc, char **argv, int64_t *id);
 /* Parse a sample seed: decimal digits, at most 2^64 - 1. 0 or -EINVAL. */
 int wipectl_parse_seed(const char *s, uint64_t *ret);
-/* Check a verification mode as submit and verify take it: "none", "last", "all", "sample" or
- * "sample=PCT" with PCT a plain decimal number in (0, 100] ("10", "2.5"). When percent is not
- * NULL it gets PCT (SAMPLE_PERCENT_DEFAULT for "sample", 0 for the other modes). 0 or -EINVAL. */
-int wipectl_parse_verify(const char *s, double *percent);
 
 /* cmd-wipe.c */
 extern const struct cmd_entry cmd_wipe_entry;
@@ -228,14 +224,12 @@ double output_get_double(struct json_object *o, const char *key, double def);
 /* The error of a JOB or REPORT object as one line naming the device first,
  * "/dev/loop3: write failed at ...: Input/output error (EIO)"; NULL when it has none. */
 const char *output_error_line(struct json_object *o, char *buf, size_t n);
-/* Whether a job state is final: "done", "failed", "cancelled" or "interrupted". */
 /* The job state a status or report names (common/vocab.h), _JOB_STATE_MAX for NULL or a word this
  * wipectl does not know. */
 enum job_state output_state_of(const char *state);
 /* The verification mode a status or report names ("none", "sample", "last", "all"),
  * _VERIFY_MODE_MAX for anything else. */
 enum verify_mode output_mode_of(const char *mode);
-bool output_state_ended(const char *state);
 /* A JOB object's numbers formatted for people; the table and the progress lines share them. */
 struct output_job_text {
         char percent[16];               /* "45.2%", "-" when the size is unknown */
