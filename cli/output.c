@@ -377,6 +377,33 @@ static void output_daemon_line(struct json_object *d) {
                 printf("no rate limit\n");
 }
 
+/* "keystream: aes-128-ctr by gcrypt (the fastest: gcrypt 21.2 GB/s, openssl 10.4 GB/s); ..." */
+static void output_keystream_line(struct json_object *d) {
+        struct json_object *ks = NULL;
+        const char *sep = "keystream: ";
+
+        if (!json_object_object_get_ex(d, "keystream", &ks) || !json_object_is_type(ks, json_type_object))
+                return;
+        json_object_object_foreach(ks, cipher, c) {
+                struct json_object *mbps = NULL;
+                const char *by = output_get_string(c, "chosen_by", "?"), *sep2 = "";
+
+                printf("%s%s by %s (%s", sep, cipher, output_get_string(c, "backend", "?"),
+                       strcmp(by, "measured") == 0 ? "the fastest" : by);
+                if (json_object_object_get_ex(c, "mbps", &mbps) && json_object_is_type(mbps, json_type_object)) {
+                        printf(": ");
+                        json_object_object_foreach(mbps, backend, v) {
+                                printf("%s%s %.1f GB/s", sep2, backend, json_object_get_double(v) / 1000);
+                                sep2 = ", ";
+                        }
+                }
+                printf(")");
+                sep = "; ";
+        }
+        if (strcmp(sep, "; ") == 0)
+                printf("\n");
+}
+
 static int output_version_text(struct json_object *o) {
         struct json_object *d = NULL, *ciphers = NULL;
 
@@ -391,6 +418,7 @@ static int output_version_text(struct json_object *o) {
                         printf(" %s", json_object_get_string(json_object_array_get_idx(ciphers, i)));
         }
         printf(", auto = %s)\n", output_get_string(d, "cipher_auto", "?"));
+        output_keystream_line(d);
         output_daemon_line(d);
         return 0;
 }

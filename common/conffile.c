@@ -61,6 +61,12 @@ static bool group_valid(const char *value) {
         return !strpbrk(value, " \t:");
 }
 
+static bool backend_valid(const char *value) {
+        enum keystream_backend want[_KEYSTREAM_CIPHER_MAX];
+
+        return keystream_backend_spec_parse(value, want) == 0;
+}
+
 static bool absolute_valid(const char *value) {
         return value[0] == '/';
 }
@@ -110,6 +116,10 @@ static const struct key_def keys[_CONFFILE_KEY_MAX] = {
         [CONFFILE_CLIENT_TIMEOUT] = { "client-timeout", KEY_UINT, FIELD(client_timeout, unsigned), .min = 1,
                                       .reloads = true, .max = CONFFILE_CLIENT_TIMEOUT_MAX,
                                       .invalid = "invalid timeout (seconds, 1.." STR(CONFFILE_CLIENT_TIMEOUT_MAX) ")" },
+        [CONFFILE_KEYSTREAM_BACKEND] = { "keystream-backend", KEY_STRING, FIELD(keystream_backend, char *),
+                                         .valid = backend_valid,
+                                         .invalid = "unknown keystream backend (auto, openssl, gcrypt, or "
+                                                    "CIPHER:BACKEND,... as aes-128-ctr:gcrypt)" },
         [CONFFILE_ALLOW] = { "allow", KEY_LIST, FIELD(allow, char **), .reloads = true,
                              .count_offset = offsetof(struct conffile, n_allow), .valid = absolute_valid,
                              .invalid = "not an absolute path pattern (like /dev/disk/by-id/usb-*)" },

@@ -29,6 +29,7 @@ enum conffile_key {
         CONFFILE_HISTORY_MAX_AGE,
         CONFFILE_MAX_BAD,
         CONFFILE_CLIENT_TIMEOUT,
+        CONFFILE_KEYSTREAM_BACKEND,
         CONFFILE_ALLOW,                 /* a list: one pattern per line, may be repeated */
         CONFFILE_DENY,                  /* a list */
         _CONFFILE_KEY_MAX,
@@ -72,6 +73,7 @@ struct conffile {
         unsigned history_max_age_days;  /* 0..CONFFILE_HISTORY_MAX_AGE_MAX, 0: keep ended jobs forever */
         uint64_t max_bad;               /* bytes of bad sectors a job may skip before it fails */
         unsigned client_timeout;        /* 1..CONFFILE_CLIENT_TIMEOUT_MAX seconds */
+        char *keystream_backend;        /* keystream_backend_spec_parse()'s syntax; NULL: auto */
         char **allow, **deny;           /* fnmatch(3) patterns, absolute; NULL-terminated or NULL */
         size_t n_allow, n_deny;
 };

@@ -184,6 +184,9 @@ static void config_keep(struct conffile *next, struct conffile *cur, enum conffi
         case CONFFILE_SOCKET_GROUP:
                 a = &next->socket_group, b = &cur->socket_group;
                 break;
+        case CONFFILE_KEYSTREAM_BACKEND:
+                a = &next->keystream_backend, b = &cur->keystream_backend;
+                break;
         default:
                 return;
         }
@@ -301,6 +304,8 @@ int config_json_add(struct json_object *o) {
             json_object_object_add(o, "method", json_object_new_string(config_method())) < 0 ||
             json_object_object_add(o, "verify", json_object_new_string(c->verify ? c->verify : "sample")) < 0 ||
             json_object_object_add(o, "cipher", json_object_new_string(keystream_cipher_name(c->cipher))) < 0 ||
+            json_object_object_add(o, "keystream_backend", json_object_new_string(c->keystream_backend ?
+                                                                                  c->keystream_backend : "auto")) < 0 ||
             json_object_object_add(o, "chunk_size", json_object_new_int64((int64_t) c->chunk_size)) < 0 ||
             json_object_object_add(o, "checkpoint_interval_s", json_object_new_double(c->checkpoint_interval)) < 0 ||
             json_object_object_add(o, "checkpoint_bytes", json_object_new_int64((int64_t) c->checkpoint_bytes)) < 0 ||

@@ -328,6 +328,9 @@ struct job {
         char *reason;                   /* why it is interrupted or paused; NULL otherwise */
         unsigned interruptions;         /* times the daemon stopped under it (stop, crash, power) */
         unsigned pauses;                /* times a user paused it */
+        /* Bit 1 << enum keystream_backend for each backend that made keystream for it (its random
+         * passes' writes and reads), over every daemon that ran it; set when a stage starts. */
+        atomic_uint keystream_backends;
         unsigned resumes;               /* times it went on after either */
         uint64_t superseded_by;         /* a later job started on its device (0: none) */
         enum job_state wipe_state;      /* how the wipe ended, while a later verification runs */
@@ -503,6 +506,8 @@ int state_record_bits(struct json_object *rec, uint64_t *bits, uint64_t n);
 struct json_object *state_bad_ranges_json(const struct job *job);
 /* The job's history as JSON (job lock held). NULL on ENOMEM. */
 struct json_object *state_history_json(const struct job *job);
+/* The names of the keystream backends in bits (a job's keystream_backends), in enum order. */
+struct json_object *state_backends_json(unsigned bits);
 #define JOB_HISTORY_MAX 1000         /* events kept per job */
 
 /* pool.c: the worker threads and the jobs they serve (worker.c, worker-check.c run the threads) */

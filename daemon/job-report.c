@@ -299,6 +299,7 @@ struct json_object *job_to_json(struct job *job) {
         json_add(o, "method", json_object_new_string(job->method));
         json_add(o, "pass_list", pass_list_json(job));
         json_add(o, "cipher", json_object_new_string(keystream_cipher_name(job->cipher)));
+        json_add(o, "keystream_backends", state_backends_json(atomic_load(&job->keystream_backends)));
         json_add(o, "pass", json_object_new_int((int) st->pass + 1));
         json_add(o, "passes", json_object_new_int((int) job->n_passes));
         json_add(o, "phase", job_state_is_final(s) ? NULL :
@@ -490,6 +491,7 @@ struct json_object *job_report_json(struct job *job, bool with_keys) {
         json_add(o, "state", json_object_new_string(job_state_name(s)));
         json_add(o, "method", json_object_new_string(job->method));
         json_add(o, "pass_list", pass_list_json(job));
+        json_add(o, "keystream_backends", state_backends_json(atomic_load(&job->keystream_backends)));
         json_add(o, "bytes_total", json_object_new_uint64(job->info.size));
         json_add(o, "bytes_written", json_object_new_uint64(written));
         json_add(o, "sector_size", json_object_new_int64(job->info.logical_sector));

@@ -205,9 +205,21 @@ static bool unit_bit(_Atomic uint64_t *bits, uint64_t u) {
 
 /* Make stage i the current one (no unit of the job is held). Unless this run is a later
  * verification, the stage's start is the checkpoint now: every earlier stage was flushed. */
+/* A stage of a random pass is about to run in this daemon: its keystream comes from the backend
+ * chosen for the job's cipher, which the job's record and report name. */
+static void job_stage_note_backend(struct job *job, const struct stage *st) {
+        struct keystream_choice ch;
+
+        if (job->passes[st->pass].pass.kind != PASS_RANDOM)
+                return;
+        keystream_backend_choice(job->cipher, &ch);
+        atomic_fetch_or(&job->keystream_backends, 1u << ch.backend);
+}
+
 void job_stage_enter(struct job *job, unsigned i) {
         const struct stage *st = &job->stages[i];
 
+        job_stage_note_backend(job, st);
         atomic_store(&job->stage_index, i);
         atomic_store(&job->stage_units, stage_units(job, st));
         atomic_store(&job->next_unit, 0);
@@ -689,6 +701,7 @@ void job_stage_resume(struct job *job) {
         const struct stage *st = &job->stages[i];
         uint64_t units = stage_units(job, st), done = 0;
 
+        job_stage_note_backend(job, st);
         atomic_store(&job->stage_index, i);
         atomic_store(&job->stage_units, units);
         atomic_store(&job->next_unit, 0);

@@ -56,6 +56,9 @@ static void usage(FILE *f) {
                 "      --max-bad SIZE     bad sectors a job skips before it fails (default 16M)\n"
                 "      --client-timeout SECONDS\n"
                 "                         close a client silent mid-request or idle this long (default 60)\n"
+                "      --keystream-backend auto|openssl|gcrypt|CIPHER:BACKEND,...\n"
+                "                         the library that makes the keystream (default auto: the\n"
+                "                         fastest measured at start-up, per cipher)\n"
                 "  -f, --foreground       do not detach\n"
                 "  -v, --verbose          debug messages\n"
                 "  -h, --help             this text\n"
@@ -76,6 +79,7 @@ enum {
         OPT_HISTORY,
         OPT_MAX_BAD,
         OPT_CLIENT_TIMEOUT,
+        OPT_BACKEND,
 };
 
 /* The options that are keys of the configuration file too (the same names and checks): true
@@ -88,6 +92,7 @@ static bool option_key(int c, enum conffile_key *ret) {
                 { OPT_CKPT_INTERVAL, CONFFILE_CHECKPOINT_INTERVAL }, { OPT_CKPT_BYTES, CONFFILE_CHECKPOINT_BYTES },
                 { OPT_RESUME, CONFFILE_RESUME }, { OPT_HISTORY, CONFFILE_HISTORY_MAX_AGE },
                 { OPT_MAX_BAD, CONFFILE_MAX_BAD }, { OPT_CLIENT_TIMEOUT, CONFFILE_CLIENT_TIMEOUT },
+                { OPT_BACKEND, CONFFILE_KEYSTREAM_BACKEND },
         };
 
         for (size_t i = 0; i < sizeof(keyed) / sizeof(keyed[0]); i++)
@@ -96,6 +101,38 @@ static bool option_key(int c, enum conffile_key *ret) {
                         return true;
                 }
         return false;
+}
+
+/* Choose the library that makes each cipher's keystream, before any thread makes one: the
+ * configured one, else the fastest measured here and now (a few ms). 0 or -errno (logged). */
+static int keystream_setup(const struct conffile *s) {
+        enum keystream_backend want[_KEYSTREAM_CIPHER_MAX] = {};
+
+        if (s->keystream_backend && keystream_backend_spec_parse(s->keystream_backend, want) < 0) {
+                log_error("keystream-backend = %s: not a backend setting", s->keystream_backend);
+                return -EINVAL;
+        }
+        for (enum keystream_cipher c = KEYSTREAM_AES_128_CTR; c < _KEYSTREAM_CIPHER_MAX; c++) {
+                struct keystream_choice ch;
+                char speeds[128] = "";
+                int r = keystream_backend_choose(c, want[c], KEYSTREAM_CHOOSE_BYTES, &ch);
+
+                if (r < 0) {
+                        log_error("keystream-backend: %s cannot make %s here: %s", keystream_backend_name(want[c]),
+                                  keystream_cipher_name(c), strerror(-r));
+                        return r;
+                }
+                for (enum keystream_backend b = KEYSTREAM_BACKEND_OPENSSL; b < _KEYSTREAM_BACKEND_MAX; b++)
+                        if (ch.mbps[b] > 0) {
+                                size_t n = strlen(speeds);
+
+                                snprintf(speeds + n, sizeof(speeds) - n, "%s%s %.1f GB/s", n ? ", " : "",
+                                         keystream_backend_name(b), ch.mbps[b] / 1000);
+                        }
+                log_info("keystream: %s made by %s (%s; measured on one thread: %s)", keystream_cipher_name(c),
+                         keystream_backend_name(ch.backend), ch.configured ? "configured" : "the fastest", speeds);
+        }
+        return 0;
 }
 
 static int parse_args(int argc, char **argv, struct options *o) {
@@ -115,6 +152,7 @@ static int parse_args(int argc, char **argv, struct options *o) {
                 { "history-max-age", required_argument, NULL, OPT_HISTORY },
                 { "max-bad", required_argument, NULL, OPT_MAX_BAD },
                 { "client-timeout", required_argument, NULL, OPT_CLIENT_TIMEOUT },
+                { "keystream-backend", required_argument, NULL, OPT_BACKEND },
                 { "foreground", no_argument, NULL, 'f' },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
@@ -405,6 +443,8 @@ int main(int argc, char **argv) {
                 log_error("%s: cannot listen: %s", s->socket, strerror(-listen_fd));
                 goto fail;
         }
+        if (keystream_setup(s) < 0)
+                goto fail;
         r = job_flusher_start();
         if (r < 0)
                 log_warning("cannot start the flusher thread (%s): workers flush themselves", strerror(-r));

@@ -84,6 +84,37 @@ static struct json_object *reply_with_array(struct request_ctx *c, struct json_o
         return r;
 }
 
+/* "keystream": for each cipher, the backend making it, how it was chosen and what each made when
+ * the daemon started. 0 or -ENOMEM. */
+static int keystream_json_add(struct json_object *r) {
+        struct json_object *ks = json_object_new_object();
+
+        if (!ks || json_object_object_add(r, "keystream", ks) < 0) {
+                json_object_put(ks);
+                return -ENOMEM;
+        }
+        for (enum keystream_cipher c = KEYSTREAM_AES_128_CTR; c < _KEYSTREAM_CIPHER_MAX; c++) {
+                struct json_object *o = json_object_new_object(), *mbps = json_object_new_object();
+                struct keystream_choice ch;
+
+                if (!o || !mbps || json_object_object_add(ks, keystream_cipher_name(c), o) < 0) {
+                        json_object_put(o);
+                        json_object_put(mbps);
+                        return -ENOMEM;
+                }
+                keystream_backend_choice(c, &ch);
+                json_object_object_add(o, "backend", json_object_new_string(keystream_backend_name(ch.backend)));
+                json_object_object_add(o, "chosen_by", json_object_new_string(ch.configured ? "configured" :
+                                                                              ch.measured ? "measured" : "default"));
+                for (enum keystream_backend b = KEYSTREAM_BACKEND_OPENSSL; b < _KEYSTREAM_BACKEND_MAX; b++)
+                        if (ch.mbps[b] > 0)
+                                json_object_object_add(mbps, keystream_backend_name(b),
+                                                       json_object_new_double((double) (int64_t) (ch.mbps[b] * 10 + 0.5) / 10));
+                json_object_object_add(o, "mbps", mbps);
+        }
+        return 0;
+}
+
 static struct json_object *op_version(struct request_ctx *c) {
         struct json_object *r, *ciphers;
 
@@ -97,6 +128,10 @@ static struct json_object *op_version(struct request_ctx *c) {
         json_object_array_add(ciphers, json_object_new_string(keystream_cipher_name(KEYSTREAM_AES_128_CTR)));
         json_object_array_add(ciphers, json_object_new_string(keystream_cipher_name(KEYSTREAM_CHACHA20)));
         json_object_object_add(r, "ciphers", ciphers);
+        if (keystream_json_add(r) < 0) {
+                json_object_put(r);
+                return NULL;
+        }
         if (pool_json_add(c, r) < 0 || config_json_add(r) < 0) {
                 json_object_put(r);
                 return NULL;

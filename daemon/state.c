@@ -129,6 +129,19 @@ struct json_object *state_history_json(const struct job *job) {
         return a;
 }
 
+struct json_object *state_backends_json(unsigned bits) {
+        struct json_object *a = json_object_new_array();
+
+        if (!a)
+                return NULL;
+        for (enum keystream_backend b = KEYSTREAM_BACKEND_OPENSSL; b < _KEYSTREAM_BACKEND_MAX; b++)
+                if (bits & (1u << b) && json_object_array_add(a, json_object_new_string(keystream_backend_name(b))) < 0) {
+                        json_object_put(a);
+                        return NULL;
+                }
+        return a;
+}
+
 struct json_object *state_record_json(struct job *job) {
         _cleanup_json_ struct json_object *o = json_object_new_object();
         struct json_object *passes, *runs, *ck, *e;
@@ -215,6 +228,7 @@ struct json_object *state_record_json(struct job *job) {
         add(o, "bad_ranges", state_bad_ranges_json(job));
         add(o, "interruptions", json_object_new_int((int) job->interruptions));
         add(o, "pauses", json_object_new_int((int) job->pauses));
+        add(o, "keystream_backends", state_backends_json(atomic_load(&job->keystream_backends)));
         add(o, "resumes", json_object_new_int((int) job->resumes));
         add(o, "superseded_by", job->superseded_by ? json_object_new_uint64(job->superseded_by) : NULL);
         pthread_mutex_unlock(&job->lock);
@@ -590,6 +604,28 @@ static void parse_signatures(struct parser *p, struct json_object *a, struct dev
         }
 }
 
+/* Names of keystream backends, each known and at most once. */
+static void parse_backends(struct parser *p, struct json_object *a, struct job *job) {
+        unsigned bits = 0;
+
+        if (!a)
+                return;
+        for (size_t i = 0; i < json_object_array_length(a); i++) {
+                struct json_object *v = json_object_array_get_idx(a, i);
+                enum keystream_backend b;
+
+                if (!json_object_is_type(v, json_type_string) ||
+                    keystream_backend_from_name(json_object_get_string(v), &b) < 0 || b == KEYSTREAM_BACKEND_AUTO ||
+                    bits & (1u << b)) {
+                        if (!p->bad)
+                                p->bad = "keystream_backends";
+                        return;
+                }
+                bits |= 1u << b;
+        }
+        atomic_store(&job->keystream_backends, bits);
+}
+
 static void parse_history(struct parser *p, struct json_object *a, struct job *job) {
         size_t n = a ? json_object_array_length(a) : 0;
 
@@ -781,6 +817,8 @@ int state_record_parse(struct json_object *rec, struct job *job, char *err, size
         /* Newer members: absent from the records of earlier versions. */
         if (json_object_object_get_ex(rec, "pauses", NULL))
                 job->pauses = (unsigned) get_u64(&p, rec, "pauses", UINT32_MAX);
+        if (json_object_object_get_ex(rec, "keystream_backends", NULL))
+                parse_backends(&p, field(&p, rec, "keystream_backends", json_type_array, false), job);
         if (json_object_object_get_ex(rec, "superseded_by", &v) && v)
                 job->superseded_by = get_u64(&p, rec, "superseded_by", UINT64_MAX - 1);
         if (p.bad) {

@@ -1,11 +1,14 @@
-/* keystream-speed: how fast one core makes wiped's keystream, the way a worker makes it
- * (keystream_fill() straight into a 1 MiB buffer, sequential offsets), for comparison with
- * `openssl speed -evp CIPHER` on the same machine. Run by tests/bench/bench.sh --cipher-speed.
+/* keystream-speed: how fast one core makes wiped's keystream with each backend, the way a worker
+ * makes it (keystream_fill() straight into a 1 MiB buffer, sequential offsets), for comparison
+ * with `openssl speed -evp CIPHER` on the same machine, and which backend the daemon's measurement
+ * would choose. Run by tests/bench/bench.sh --cipher-speed.
  *
  *   keystream-speed [SECONDS] [BUFFER]     (defaults: 2 s, 1M)
  *
- * Prints one line per cipher: "aes-128-ctr 4321.0 MB/s" (10^6 bytes per second, best of three
- * runs of SECONDS/3 each). */
+ * Prints one line per cipher and backend, "aes-128-ctr gcrypt 21432.0 MB/s" (10^6 bytes per
+ * second, best of three runs of SECONDS/3 each; a backend that cannot make a cipher here is left
+ * out), then one line per cipher with the backend the daemon would choose by its own (shorter)
+ * measurement: "chosen aes-128-ctr gcrypt". */
 #include "config.h"
 
 #include <errno.h>
@@ -24,14 +27,15 @@ static double now(void) {
         return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
 }
 
-static int measure(enum keystream_cipher c, void *buf, size_t len, double seconds, double *mbps) {
+static int measure(enum keystream_cipher c, enum keystream_backend b, void *buf, size_t len, double seconds,
+                   double *mbps) {
         uint8_t key[KEYSTREAM_KEY_MAX];
         struct keystream *ks;
         int r;
 
         for (size_t i = 0; i < sizeof(key); i++)
                 key[i] = (uint8_t) (i * 37 + 11);
-        r = keystream_new(&ks, c, key, keystream_key_size(c));
+        r = keystream_new_backend(&ks, c, b, key, keystream_key_size(c));
         if (r < 0)
                 return r;
         *mbps = 0;
@@ -72,16 +76,33 @@ int main(int argc, char **argv) {
         buf = aligned_alloc(4096, (len + 4095) / 4096 * 4096);
         if (!buf)
                 return 1;
+        for (enum keystream_cipher c = KEYSTREAM_AES_128_CTR; c < _KEYSTREAM_CIPHER_MAX; c++)
+                for (enum keystream_backend b = KEYSTREAM_BACKEND_OPENSSL; b < _KEYSTREAM_BACKEND_MAX; b++) {
+                        double mbps;
+                        int r;
+
+                        if (!keystream_backend_available(b, c))
+                                continue;
+                        r = measure(c, b, buf, len, seconds, &mbps);
+                        if (r < 0) {
+                                fprintf(stderr, "keystream-speed: %s with %s: %s\n", keystream_cipher_name(c),
+                                        keystream_backend_name(b), strerror(-r));
+                                free(buf);
+                                return 1;
+                        }
+                        printf("%s %s %.1f MB/s\n", keystream_cipher_name(c), keystream_backend_name(b), mbps);
+                }
         for (enum keystream_cipher c = KEYSTREAM_AES_128_CTR; c < _KEYSTREAM_CIPHER_MAX; c++) {
-                double mbps;
-                int r = measure(c, buf, len, seconds, &mbps);
+                struct keystream_choice ch;
+                int r = keystream_backend_choose(c, KEYSTREAM_BACKEND_AUTO, KEYSTREAM_CHOOSE_BYTES, &ch);
 
                 if (r < 0) {
-                        fprintf(stderr, "keystream-speed: %s: %s\n", keystream_cipher_name(c), strerror(-r));
+                        fprintf(stderr, "keystream-speed: choosing for %s: %s\n", keystream_cipher_name(c),
+                                strerror(-r));
                         free(buf);
                         return 1;
                 }
-                printf("%s %.1f MB/s\n", keystream_cipher_name(c), mbps);
+                printf("chosen %s %s\n", keystream_cipher_name(c), keystream_backend_name(ch.backend));
         }
         free(buf);
         return 0;

@@ -53,6 +53,7 @@ static void test_values(void **state) {
                 "history-max-age = 30\n"
                 "max-bad = 4K\n"
                 "client-timeout = 30\n"
+                "keystream-backend = aes-128-ctr:gcrypt,chacha20:openssl\n"
                 "allow = /dev/disk/by-id/usb-*\n"
                 "deny = /dev/sda*\n"
                 "allow = /dev/loop*\r\n"
@@ -82,6 +83,7 @@ static void test_values(void **state) {
         assert_int_equal(c.line[CONFFILE_HISTORY_MAX_AGE], 19);
         assert_int_equal(c.max_bad, 4096);
         assert_int_equal(c.client_timeout, 30);
+        assert_string_equal(c.keystream_backend, "aes-128-ctr:gcrypt,chacha20:openssl");
         assert_int_equal(c.n_allow, 2);
         assert_string_equal(c.allow[0], "/dev/disk/by-id/usb-*");
         assert_string_equal(c.allow[1], "/dev/loop*");
@@ -90,7 +92,7 @@ static void test_values(void **state) {
         assert_string_equal(c.deny[1], "/dev/nvme0n1");
         assert_int_equal(c.line[CONFFILE_THREADS], 3);
         assert_int_equal(c.line[CONFFILE_BUFFERS], 4);
-        assert_int_equal(c.line[CONFFILE_ALLOW], 22);
+        assert_int_equal(c.line[CONFFILE_ALLOW], 23);
         for (unsigned k = 0; k < _CONFFILE_KEY_MAX; k++)
                 assert_true(c.set[k]);
         assert_string_equal(conffile_format(&c, CONFFILE_IO_SIZE, buf, sizeof(buf)), "4194304");
@@ -167,6 +169,10 @@ static void test_errors(void **state) {
                     "f.conf:1: history-max-age = 36501: invalid age (days, 0..36500; 0: forever)");
         parse_fails("max-bad = lots\n", "f.conf:1: max-bad = lots: invalid size of bad sectors (0..1P)");
         parse_fails("client-timeout = 0\n", "f.conf:1: client-timeout = 0: invalid timeout (seconds, 1..3600)");
+        parse_fails("keystream-backend = fast\n", "f.conf:1: keystream-backend = fast: unknown keystream backend "
+                    "(auto, openssl, gcrypt, or CIPHER:BACKEND,... as aes-128-ctr:gcrypt)");
+        parse_fails("keystream-backend = aes:gcrypt\n", "f.conf:1: keystream-backend = aes:gcrypt: unknown keystream "
+                    "backend (auto, openssl, gcrypt, or CIPHER:BACKEND,... as aes-128-ctr:gcrypt)");
         parse_fails("client-timeout = 3601\n", "f.conf:1: client-timeout = 3601: invalid timeout (seconds, 1..3600)");
         parse_fails("history-max-age = 7d\n",
                     "f.conf:1: history-max-age = 7d: invalid age (days, 0..36500; 0: forever)");
@@ -316,6 +322,7 @@ static void test_keys(void **state) {
         assert_true(conffile_key_reloads(CONFFILE_CLIENT_TIMEOUT));
         assert_false(conffile_key_reloads(CONFFILE_THREADS));
         assert_false(conffile_key_reloads(CONFFILE_SOCKET_GROUP));
+        assert_false(conffile_key_reloads(CONFFILE_KEYSTREAM_BACKEND));
         assert_false(conffile_key_reloads(_CONFFILE_KEY_MAX));
         assert_null(conffile_key_name(_CONFFILE_KEY_MAX));
 }
@@ -330,7 +337,7 @@ static void test_roundtrip(void **state) {
                 [CONFFILE_VERIFY] = "sample=5", [CONFFILE_CIPHER] = "chacha20", [CONFFILE_CHUNK_SIZE] = "128M",
                 [CONFFILE_CHECKPOINT_INTERVAL] = "2.5", [CONFFILE_CHECKPOINT_BYTES] = "1G",
                 [CONFFILE_RESUME] = "manual", [CONFFILE_HISTORY_MAX_AGE] = "30", [CONFFILE_MAX_BAD] = "4K",
-                [CONFFILE_CLIENT_TIMEOUT] = "30", [CONFFILE_ALLOW] = "/dev/loop*", [CONFFILE_DENY] = "/dev/sd*",
+                [CONFFILE_CLIENT_TIMEOUT] = "30", [CONFFILE_KEYSTREAM_BACKEND] = "gcrypt", [CONFFILE_ALLOW] = "/dev/loop*", [CONFFILE_DENY] = "/dev/sd*",
         };
         struct conffile a = {}, b = {}, empty = {}, merged = {}, file;
         char msg[128], buf[128], text[4096] = "", err[512];

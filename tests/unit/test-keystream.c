@@ -1,4 +1,6 @@
-/* keystream: the contract of doc/DESIGN.md "Keystream contract", checked against the openssl CLI.
+/* keystream: the contract of doc/DESIGN.md "Keystream contract", checked against the openssl CLI
+ * for every backend (the contract tests run once per backend), the backends against each other at
+ * random offsets and counter carries, and the choice of a backend.
  * Exit 0 pass, 1 fail, 77 when the openssl binary is missing. */
 #include "config.h"
 
@@ -22,6 +24,17 @@
 #define GUARD 64                        /* canary bytes after every fill */
 
 static const enum keystream_cipher ciphers[] = { KEYSTREAM_AES_128_CTR, KEYSTREAM_CHACHA20 };
+
+/* The backend the contract tests are running with (set by each group's setup). */
+static enum keystream_backend backend_under_test = KEYSTREAM_BACKEND_OPENSSL;
+
+static int ks_new(struct keystream **ret, enum keystream_cipher c, const uint8_t *key, size_t key_len) {
+        int r = keystream_new_backend(ret, c, backend_under_test, key, key_len);
+
+        if (r == 0)
+                assert_int_equal(keystream_backend_of(*ret), backend_under_test);
+        return r;
+}
 
 /* Counter block size of a cipher, as the contract states it. */
 static unsigned block_size(enum keystream_cipher c) {
@@ -123,7 +136,7 @@ static void test_cli_offsets(void **state) {
                 struct keystream *ks = NULL;
 
                 random_key(c, key);
-                assert_int_equal(keystream_new(&ks, c, key, keystream_key_size(c)), 0);
+                assert_int_equal(ks_new(&ks, c, key, keystream_key_size(c)), 0);
                 for (size_t oi = 0; oi < sizeof(offsets) / sizeof(offsets[0]); oi++) {
                         uint64_t o = offsets[oi];
                         uint8_t iv[16];
@@ -158,7 +171,7 @@ static void check_ranges(enum keystream_cipher c, const uint8_t *key, uint64_t b
         };
         struct keystream *ks = NULL;
 
-        assert_int_equal(keystream_new(&ks, c, key, keystream_key_size(c)), 0);
+        assert_int_equal(ks_new(&ks, c, key, keystream_key_size(c)), 0);
         for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
                 size_t s = cuts[i][0], n = cuts[i][1];
                 uint8_t *got;
@@ -244,7 +257,7 @@ static void test_end_of_offset_space(void **state) {
                 uint8_t *want, *got;
 
                 random_key(c, key);
-                assert_int_equal(keystream_new(&ks, c, key, keystream_key_size(c)), 0);
+                assert_int_equal(ks_new(&ks, c, key, keystream_key_size(c)), 0);
                 contract_iv(c, o / bs, iv);
                 want = cli_stream(c, key, iv, (size_t) (o % bs), 100);
                 got = fill(ks, o, 100);
@@ -287,7 +300,7 @@ static void test_pieces(void **state) {
                 random_key(c, key);
                 random_bytes(&r, sizeof(r));
                 base = (UINT64_C(1) << 38) - 150000 + r % 1000;        /* crosses the carry */
-                assert_int_equal(keystream_new(&ks, c, key, keystream_key_size(c)), 0);
+                assert_int_equal(ks_new(&ks, c, key, keystream_key_size(c)), 0);
                 whole = fill(ks, base, len);
 
                 /* Cut points: random sizes from 1 byte to 5000. */
@@ -341,11 +354,11 @@ static void test_rekey(void **state) {
         random_key(KEYSTREAM_AES_128_CTR, k1);
         random_key(KEYSTREAM_CHACHA20, k2);
         random_key(KEYSTREAM_AES_128_CTR, k3);
-        assert_int_equal(keystream_new(&ks, KEYSTREAM_AES_128_CTR, k1, 16), 0);
+        assert_int_equal(ks_new(&ks, KEYSTREAM_AES_128_CTR, k1, 16), 0);
         free(fill(ks, 1000, 77));                               /* leave it mid-stream */
 
         assert_int_equal(keystream_rekey(ks, KEYSTREAM_CHACHA20, k2, 32), 0);
-        assert_int_equal(keystream_new(&ref, KEYSTREAM_CHACHA20, k2, 32), 0);
+        assert_int_equal(ks_new(&ref, KEYSTREAM_CHACHA20, k2, 32), 0);
         a = fill(ks, 1077, 5000);
         b = fill(ref, 1077, 5000);
         assert_bytes_equal(a, b, 5000, "%s", "rekey to chacha20");
@@ -354,7 +367,7 @@ static void test_rekey(void **state) {
         keystream_free(ref);
 
         assert_int_equal(keystream_rekey(ks, KEYSTREAM_AES_128_CTR, k3, 16), 0);
-        assert_int_equal(keystream_new(&ref, KEYSTREAM_AES_128_CTR, k3, 16), 0);
+        assert_int_equal(ks_new(&ref, KEYSTREAM_AES_128_CTR, k3, 16), 0);
         a = fill(ks, 6077, 5000);
         b = fill(ref, 6077, 5000);
         assert_bytes_equal(a, b, 5000, "%s", "rekey to aes-128-ctr");
@@ -372,7 +385,7 @@ static void test_rekey(void **state) {
 
         /* Same key again: the stream restarts consistently. */
         assert_int_equal(keystream_rekey(ks, KEYSTREAM_AES_128_CTR, k1, 16), 0);
-        assert_int_equal(keystream_new(&ref, KEYSTREAM_AES_128_CTR, k1, 16), 0);
+        assert_int_equal(ks_new(&ref, KEYSTREAM_AES_128_CTR, k1, 16), 0);
         a = fill(ks, 0, 300);
         b = fill(ref, 0, 300);
         assert_bytes_equal(a, b, 300, "%s", "rekey to the first key");
@@ -478,7 +491,7 @@ static void test_random(void **state) {
                         o -= len;
                 contract_iv(c, o / bs, iv);
                 want = cli_stream(c, key, iv, (size_t) (o % bs), len);
-                assert_int_equal(keystream_new(&ks, c, key, keystream_key_size(c)), 0);
+                assert_int_equal(ks_new(&ks, c, key, keystream_key_size(c)), 0);
                 got = fill(ks, o, len);
                 assert_bytes_equal(got, want, len, "%s offset %" PRIu64 " len %zu", keystream_cipher_name(c), o, len);
                 free(got);
@@ -503,7 +516,7 @@ static void test_throughput(void **state) {
                 double s;
 
                 random_key(c, key);
-                assert_int_equal(keystream_new(&ks, c, key, keystream_key_size(c)), 0);
+                assert_int_equal(ks_new(&ks, c, key, keystream_key_size(c)), 0);
                 clock_gettime(CLOCK_MONOTONIC, &t0);
                 for (unsigned i = 0; i < n; i++)
                         assert_int_equal(keystream_fill(ks, buf, (uint64_t) i * 3 * len + 5, len), 0);
@@ -516,10 +529,180 @@ static void test_throughput(void **state) {
         free(buf);
 }
 
+/* The backends against each other: random keys, offsets anywhere in the 64-bit space (some just
+ * before a 32-bit or 64-bit counter carry) and lengths, as one fill and as a fill continuing a
+ * previous one. */
+static void test_backends_agree(void **state) {
+        enum keystream_backend bs[_KEYSTREAM_BACKEND_MAX];
+        unsigned nb = 0;
+
+        for (enum keystream_backend b = KEYSTREAM_BACKEND_OPENSSL; b < _KEYSTREAM_BACKEND_MAX; b++)
+                if (keystream_backend_available(b, KEYSTREAM_AES_128_CTR))
+                        bs[nb++] = b;
+        assert_true(nb >= 2);
+        for (unsigned i = 0; i < 400; i++) {
+                enum keystream_cipher c = ciphers[i % 2];
+                unsigned bsz = block_size(c);
+                struct keystream *ks[_KEYSTREAM_BACKEND_MAX] = {};
+                uint8_t key[KEYSTREAM_KEY_MAX], *ref = NULL;
+                uint64_t o, blk;
+                uint32_t r;
+                size_t len, head;
+
+                random_key(c, key);
+                random_bytes(&o, sizeof(o));
+                random_bytes(&r, sizeof(r));
+                switch (i % 5) {
+                case 0:         /* just before a 32-bit block counter carry */
+                        blk = ((o >> 32) << 32) | 0xffffffffu;
+                        o = blk * bsz - r % (3 * bsz);
+                        break;
+                case 1:         /* near the end of the offset space (AES's 64-bit word carries beyond) */
+                        o = UINT64_MAX - r % (1u << 20);
+                        break;
+                case 2:
+                        o %= 1u << 24;
+                        break;
+                default:
+                        break;
+                }
+                len = 1 + r % (i % 7 == 0 ? 300000 : 5000);
+                if (o > UINT64_MAX - len + 1)
+                        o = UINT64_MAX - len + 1;
+                head = len > 1 ? r % len : 0;
+                for (unsigned k = 0; k < nb; k++) {
+                        uint8_t *got;
+
+                        if (keystream_backend_available(bs[k], c) == false)
+                                continue;
+                        assert_int_equal(keystream_new_backend(&ks[k], c, bs[k], key, keystream_key_size(c)), 0);
+                        got = fill(ks[k], o, len);
+                        if (!ref) {
+                                ref = got;
+                                continue;
+                        }
+                        assert_bytes_equal(got, ref, len, "%s %s against %s at offset %" PRIu64 " len %zu",
+                                           keystream_cipher_name(c), keystream_backend_name(bs[k]),
+                                           keystream_backend_name(bs[0]), o, len);
+                        /* The same range as a head, then a fill continuing it. */
+                        memset(got, 0, len);
+                        if (head > 0)
+                                assert_int_equal(keystream_fill(ks[k], got, o, head), 0);
+                        assert_int_equal(keystream_fill(ks[k], got + head, o + head, len - head), 0);
+                        assert_bytes_equal(got, ref, len, "%s %s continued at offset %" PRIu64 "+%zu len %zu",
+                                           keystream_cipher_name(c), keystream_backend_name(bs[k]), o, head, len);
+                        free(got);
+                }
+                free(ref);
+                for (unsigned k = 0; k < nb; k++)
+                        keystream_free(ks[k]);
+        }
+}
+
+static void test_backend_names(void **state) {
+        enum keystream_backend want[_KEYSTREAM_CIPHER_MAX], b;
+
+        assert_string_equal(keystream_backend_name(KEYSTREAM_BACKEND_AUTO), "auto");
+        assert_string_equal(keystream_backend_name(KEYSTREAM_BACKEND_OPENSSL), "openssl");
+        assert_string_equal(keystream_backend_name(KEYSTREAM_BACKEND_GCRYPT), "gcrypt");
+        assert_null(keystream_backend_name(_KEYSTREAM_BACKEND_MAX));
+        assert_int_equal(keystream_backend_from_name("gcrypt", &b), 0);
+        assert_int_equal(b, KEYSTREAM_BACKEND_GCRYPT);
+        assert_int_equal(keystream_backend_from_name("GCRYPT", &b), -EINVAL);
+        assert_int_equal(keystream_backend_from_name("", &b), -EINVAL);
+        assert_int_equal(keystream_backend_from_name(NULL, &b), -EINVAL);
+
+        assert_int_equal(keystream_backend_spec_parse("auto", want), 0);
+        assert_int_equal(want[KEYSTREAM_AES_128_CTR], KEYSTREAM_BACKEND_AUTO);
+        assert_int_equal(want[KEYSTREAM_CHACHA20], KEYSTREAM_BACKEND_AUTO);
+        assert_int_equal(keystream_backend_spec_parse("openssl", want), 0);
+        assert_int_equal(want[KEYSTREAM_AES_128_CTR], KEYSTREAM_BACKEND_OPENSSL);
+        assert_int_equal(want[KEYSTREAM_CHACHA20], KEYSTREAM_BACKEND_OPENSSL);
+        assert_int_equal(keystream_backend_spec_parse("aes-128-ctr:gcrypt", want), 0);
+        assert_int_equal(want[KEYSTREAM_AES_128_CTR], KEYSTREAM_BACKEND_GCRYPT);
+        assert_int_equal(want[KEYSTREAM_CHACHA20], KEYSTREAM_BACKEND_AUTO);
+        assert_int_equal(keystream_backend_spec_parse("chacha20:openssl,aes-128-ctr:auto", want), 0);
+        assert_int_equal(want[KEYSTREAM_AES_128_CTR], KEYSTREAM_BACKEND_AUTO);
+        assert_int_equal(want[KEYSTREAM_CHACHA20], KEYSTREAM_BACKEND_OPENSSL);
+
+        /* Refusals leave want as it was. */
+        static const char *const bad[] = {
+                "", "fast", "gcrypt,openssl", "aes-128-ctr", "aes-128-ctr:", ":gcrypt", "aes:gcrypt",
+                "auto:gcrypt", "aes-128-ctr:gcrypt,", ",aes-128-ctr:gcrypt", "aes-128-ctr:gcrypt,aes-128-ctr:openssl",
+                "aes-128-ctr:gcrypt:openssl", "aes-128-ctr: gcrypt", "chacha20:GCRYPT",
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                if (keystream_backend_spec_parse(bad[i], want) != -EINVAL)
+                        fail_msg("\"%s\" was accepted", bad[i]);
+                assert_int_equal(want[KEYSTREAM_CHACHA20], KEYSTREAM_BACKEND_OPENSSL);
+        }
+        assert_int_equal(keystream_backend_spec_parse(NULL, want), -EINVAL);
+        assert_int_equal(keystream_backend_spec_parse("auto", NULL), -EINVAL);
+}
+
+/* Choosing measures every backend, picks one that can make the cipher, and keystream_new() then
+ * uses it; a configured backend wins over the measurement. */
+static void test_choose(void **state) {
+        uint8_t key[KEYSTREAM_KEY_MAX] = { 1 };
+
+        for (size_t ci = 0; ci < 2; ci++) {
+                enum keystream_cipher c = ciphers[ci];
+                struct keystream_choice ch, now;
+                struct keystream *ks = NULL;
+
+                assert_int_equal(keystream_backend_choose(c, KEYSTREAM_BACKEND_AUTO, 1u << 20, &ch), 0);
+                assert_true(ch.measured);
+                assert_false(ch.configured);
+                assert_true(keystream_backend_available(ch.backend, c));
+                for (enum keystream_backend b = KEYSTREAM_BACKEND_OPENSSL; b < _KEYSTREAM_BACKEND_MAX; b++) {
+                        if (keystream_backend_available(b, c))
+                                assert_true(ch.mbps[b] > 0);
+                        assert_true(ch.mbps[ch.backend] >= ch.mbps[b]);
+                        print_message("%s %s: %.0f MB/s\n", keystream_cipher_name(c), keystream_backend_name(b),
+                                      ch.mbps[b]);
+                }
+                keystream_backend_choice(c, &now);
+                assert_int_equal(now.backend, ch.backend);
+                assert_int_equal(keystream_new(&ks, c, key, keystream_key_size(c)), 0);
+                assert_int_equal(keystream_backend_of(ks), ch.backend);
+
+                for (enum keystream_backend b = KEYSTREAM_BACKEND_OPENSSL; b < _KEYSTREAM_BACKEND_MAX; b++) {
+                        if (!keystream_backend_available(b, c))
+                                continue;
+                        assert_int_equal(keystream_backend_choose(c, b, 1u << 16, &ch), 0);
+                        assert_true(ch.configured);
+                        assert_int_equal(ch.backend, b);
+                        /* A rekey follows the process's choice; a context made for a backend keeps it. */
+                        assert_int_equal(keystream_rekey(ks, c, key, keystream_key_size(c)), 0);
+                        assert_int_equal(keystream_backend_of(ks), b);
+                }
+                keystream_free(ks);
+                assert_int_equal(keystream_backend_choose(c, (enum keystream_backend) 7, 1u << 16, &ch), -EINVAL);
+                assert_int_equal(keystream_backend_choose(KEYSTREAM_AUTO, KEYSTREAM_BACKEND_AUTO, 1u << 16, &ch),
+                                 -EINVAL);
+                assert_int_equal(keystream_backend_choose(c, KEYSTREAM_BACKEND_OPENSSL, 1u << 16, NULL), 0);
+        }
+        assert_int_equal(keystream_new_backend(NULL, KEYSTREAM_AES_128_CTR, KEYSTREAM_BACKEND_OPENSSL, key, 16),
+                         -EINVAL);
+}
+
+static int use_backend(enum keystream_backend b) {
+        backend_under_test = b;
+        print_message("backend %s\n", keystream_backend_name(b));
+        return 0;
+}
+
+static int use_openssl(void **state) {
+        return use_backend(KEYSTREAM_BACKEND_OPENSSL);
+}
+
+static int use_gcrypt(void **state) {
+        return use_backend(KEYSTREAM_BACKEND_GCRYPT);
+}
+
 int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_bad_inputs),
-                cmocka_unit_test(test_resolve),
+        /* The contract, once per backend. */
+        const struct CMUnitTest contract[] = {
                 cmocka_unit_test(test_cli_offsets),
                 cmocka_unit_test(test_chacha20_counter_carry),
                 cmocka_unit_test(test_aes_counter_carry),
@@ -529,10 +712,24 @@ int main(void) {
                 cmocka_unit_test(test_random),
                 cmocka_unit_test(test_throughput),
         };
+        const struct CMUnitTest common[] = {
+                cmocka_unit_test(test_bad_inputs),
+                cmocka_unit_test(test_resolve),
+                cmocka_unit_test(test_backend_names),
+                cmocka_unit_test(test_backends_agree),
+                cmocka_unit_test(test_choose),
+        };
+        int failed = 0;
 
         if (system("openssl version >/dev/null 2>&1") != 0) {
                 fprintf(stderr, "test-keystream: skipped: no openssl binary in PATH\n");
                 return 77;
         }
-        return cmocka_run_group_tests(tests, NULL, NULL) == 0 ? 0 : 1;
+        failed += cmocka_run_group_tests_name("keystream", common, NULL, NULL);
+        failed += cmocka_run_group_tests_name("contract with openssl", contract, use_openssl, NULL);
+        if (keystream_backend_available(KEYSTREAM_BACKEND_GCRYPT, KEYSTREAM_AES_128_CTR))
+                failed += cmocka_run_group_tests_name("contract with gcrypt", contract, use_gcrypt, NULL);
+        else
+                fail_msg("libgcrypt is linked but cannot make AES-128-CTR");
+        return failed == 0 ? 0 : 1;
 }

@@ -225,15 +225,17 @@ static void test_round_trip(void **state) {
                 if (!job)
                         fail_msg("%s: refused: %s", names[i], err);
 
-                /* The record of the loaded job. Records of earlier versions had no pauses nor
-                 * superseded_by; a run the daemon never saw end comes back interrupted (see
-                 * test_interrupted); the hash is of the text. */
+                /* The record of the loaded job. Records of earlier versions had no pauses,
+                 * superseded_by nor keystream_backends; a run the daemon never saw end comes back
+                 * interrupted (see test_interrupted); the hash is of the text. */
                 rec = state_record_json(job);
                 assert_non_null(rec);
                 if (!json_object_object_get_ex(seed, "pauses", NULL))
                         json_object_object_add(seed, "pauses", json_object_new_int(0));
                 if (!json_object_object_get_ex(seed, "superseded_by", NULL))
                         json_object_object_add(seed, "superseded_by", NULL);
+                if (!json_object_object_get_ex(seed, "keystream_backends", NULL))
+                        json_object_object_add(seed, "keystream_backends", json_object_new_array());
                 st = json_object_get_string(json_object_object_get(seed, "state"));
                 running = strcmp(st, "running") == 0 || strcmp(st, "flushing") == 0;
                 json_object_object_del(seed, "sha256");
@@ -495,6 +497,11 @@ static const struct change field_changes[] = {
         { "history.0", "phase", "\"erase\"", "phase" },
         { "", "error", "{\"errno\":0,\"message\":null}", "errno" },
         { "", "bad_ranges", "[{\"offset\":1,\"length\":512}]", "bad_ranges" },
+        { "", "keystream_backends", "[\"rot13\"]", "keystream_backends" },
+        { "", "keystream_backends", "[\"auto\"]", "keystream_backends" },
+        { "", "keystream_backends", "[\"gcrypt\",\"gcrypt\"]", "keystream_backends" },
+        { "", "keystream_backends", "[1]", "keystream_backends" },
+        { "", "keystream_backends", "\"gcrypt\"", "keystream_backends" },
 };
 
 /* A record whose checksum holds but one field does not: -EBADMSG, the field named. */
