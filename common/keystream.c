@@ -12,13 +12,6 @@
 #include <string.h>
 #include <time.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#elif defined(__aarch64__)
-#include <sys/auxv.h>
-#include <asm/hwcap.h>
-#endif
-
 #include <gcrypt.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -46,18 +39,6 @@ struct keystream {
         uint64_t pos;
 };
 
-static const char *const cipher_names[_KEYSTREAM_CIPHER_MAX] = {
-        [KEYSTREAM_AUTO] = "auto",
-        [KEYSTREAM_AES_128_CTR] = "aes-128-ctr",
-        [KEYSTREAM_CHACHA20] = "chacha20",
-};
-
-static const char *const backend_names[_KEYSTREAM_BACKEND_MAX] = {
-        [KEYSTREAM_BACKEND_AUTO] = "auto",
-        [KEYSTREAM_BACKEND_OPENSSL] = "openssl",
-        [KEYSTREAM_BACKEND_GCRYPT] = "gcrypt",
-};
-
 /* The backend of each cipher, and how it was chosen: written by keystream_backend_choose() before
  * the threads that read it start. */
 static _Atomic enum keystream_backend chosen[_KEYSTREAM_CIPHER_MAX] = {
@@ -66,118 +47,8 @@ static _Atomic enum keystream_backend chosen[_KEYSTREAM_CIPHER_MAX] = {
 };
 static struct keystream_choice choices[_KEYSTREAM_CIPHER_MAX];
 
-const char *keystream_cipher_name(enum keystream_cipher c) {
-        if ((unsigned) c >= _KEYSTREAM_CIPHER_MAX)
-                return NULL;
-        return cipher_names[c];
-}
-
-int keystream_cipher_from_name(const char *name, enum keystream_cipher *ret) {
-        if (!name || !ret)
-                return -EINVAL;
-        for (unsigned i = 0; i < _KEYSTREAM_CIPHER_MAX; i++)
-                if (strcmp(name, cipher_names[i]) == 0) {
-                        *ret = (enum keystream_cipher) i;
-                        return 0;
-                }
-        return -EINVAL;
-}
-
-static bool cpu_has_aes(void) {
-#if defined(__x86_64__) || defined(__i386__)
-        unsigned a, b, c, d;
-
-        if (!__get_cpuid(1, &a, &b, &c, &d))
-                return false;
-        return c & bit_AES;
-#elif defined(__aarch64__) && defined(HWCAP_AES)
-        return getauxval(AT_HWCAP) & HWCAP_AES;
-#else
-        return false;
-#endif
-}
-
-enum keystream_cipher keystream_cipher_resolve(enum keystream_cipher c) {
-        if (c != KEYSTREAM_AUTO)
-                return c;
-        return cpu_has_aes() ? KEYSTREAM_AES_128_CTR : KEYSTREAM_CHACHA20;
-}
-
-size_t keystream_key_size(enum keystream_cipher c) {
-        switch (c) {
-        case KEYSTREAM_AES_128_CTR:
-                return 16;
-        case KEYSTREAM_CHACHA20:
-                return 32;
-        default:
-                return 0;
-        }
-}
-
 static bool cipher_valid(enum keystream_cipher c) {
         return c == KEYSTREAM_AES_128_CTR || c == KEYSTREAM_CHACHA20;
-}
-
-const char *keystream_backend_name(enum keystream_backend b) {
-        if ((unsigned) b >= _KEYSTREAM_BACKEND_MAX)
-                return NULL;
-        return backend_names[b];
-}
-
-int keystream_backend_from_name(const char *name, enum keystream_backend *ret) {
-        if (!name || !ret)
-                return -EINVAL;
-        for (unsigned i = 0; i < _KEYSTREAM_BACKEND_MAX; i++)
-                if (strcmp(name, backend_names[i]) == 0) {
-                        *ret = (enum keystream_backend) i;
-                        return 0;
-                }
-        return -EINVAL;
-}
-
-int keystream_backend_spec_parse(const char *spec, enum keystream_backend want[_KEYSTREAM_CIPHER_MAX]) {
-        enum keystream_backend out[_KEYSTREAM_CIPHER_MAX] = {};
-        bool named[_KEYSTREAM_CIPHER_MAX] = {};
-        const char *p = spec;
-
-        if (!spec || !want)
-                return -EINVAL;
-        if (!strchr(spec, ':')) {
-                enum keystream_backend b;
-
-                if (keystream_backend_from_name(spec, &b) < 0)
-                        return -EINVAL;
-                for (unsigned c = 0; c < _KEYSTREAM_CIPHER_MAX; c++)
-                        want[c] = b;
-                return 0;
-        }
-        for (;;) {
-                size_t n = strcspn(p, ","), cn;
-                const char *colon = memchr(p, ':', n);
-                char cname[32], bname[32];
-                enum keystream_cipher c;
-                enum keystream_backend b;
-
-                if (!colon)
-                        return -EINVAL;
-                cn = (size_t) (colon - p);
-                if (cn == 0 || cn >= sizeof(cname) || n - cn - 1 == 0 || n - cn - 1 >= sizeof(bname))
-                        return -EINVAL;
-                memcpy(cname, p, cn);
-                cname[cn] = '\0';
-                memcpy(bname, colon + 1, n - cn - 1);
-                bname[n - cn - 1] = '\0';
-                if (keystream_cipher_from_name(cname, &c) < 0 || !cipher_valid(c) || named[c] ||
-                    keystream_backend_from_name(bname, &b) < 0)
-                        return -EINVAL;
-                named[c] = true;
-                out[c] = b;
-                if (p[n] == '\0')
-                        break;
-                p += n + 1;
-        }
-        memcpy(want, out, sizeof(out));
-        return 0;
 }
 
 /* libgcrypt wants to be initialized once by the program, before use from threads. It keeps no key
