@@ -134,6 +134,26 @@ static void output_verified_cell(struct json_object *v, char *buf, size_t n) {
                 snprintf(buf + k, n - (size_t) k, ": %" PRId64 " sector%s", bad, bad == 1 ? "" : "s");
 }
 
+/* "Keystream: made by gcrypt" (the libraries that made the random passes; one of both or both). */
+static void output_report_backends(struct json_object *rep) {
+        struct json_object *a = NULL;
+        size_t n;
+
+        if (!json_object_object_get_ex(rep, "keystream_backends", &a) || !json_object_is_type(a, json_type_array))
+                return;
+        n = json_object_array_length(a);
+        if (n == 0)
+                return;
+        printf("  Keystream:     made by ");
+        for (size_t i = 0; i < n; i++) {
+                char name[OUTPUT_CELL];
+
+                output_escape(json_object_get_string(json_object_array_get_idx(a, i)), false, name, sizeof(name));
+                printf("%s%s", i == 0 ? "" : i + 1 == n ? " and " : ", ", name);
+        }
+        printf(" (the same bytes either way: see wiped(8) KEYSTREAM)\n");
+}
+
 /* The passes as a table (pattern, cipher, key fingerprint, verification), then the keys (with
  * --keys), the command that checks the last pass, and the mismatches of a failed pass. */
 static void output_report_passes(struct json_object *rep, struct json_object *passes, int64_t size,
@@ -170,6 +190,7 @@ static void output_report_passes(struct json_object *rep, struct json_object *pa
         printf("  Passes:\n");
         output_table_print(&t, "    ");
         output_table_done(&t);
+        output_report_backends(rep);
 
         for (size_t i = 0; i < n; i++) {
                 struct json_object *p = json_object_array_get_idx(passes, i);

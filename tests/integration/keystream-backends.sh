@@ -87,6 +87,10 @@ state=$(wait_job "$id" 90)
 [ "$state" = done ] || fail "job $id ended $state after the restart: $(wipectl --json status "$id")"
 [ "$(job_field "$id" resumes)" -ge 1 ] || fail "job $id was not resumed: $(wipectl --json status "$id")"
 [ "$(backends "$id")" = openssl,gcrypt ] || fail "job $id: keystream_backends $(backends "$id")"
+wipectl report "$id" | grep -qF "Keystream:     made by openssl and gcrypt (the same bytes either way" ||
+        fail "report $id in text names not both backends: $(wipectl report "$id")"
+wipectl version | grep -Eq "^keystream: aes-128-ctr by gcrypt \(configured: openssl [0-9.]+ GB/s, gcrypt [0-9.]+ GB/s\); chacha20 by openssl \(configured: " ||
+        fail "version in text: $(wipectl version)"
 wipectl --json report "$id" | jq -e '.verification.result == "passed"' >/dev/null ||
         fail "job $id: verification $(wipectl --json report "$id" | jq -c .verification)"
 check_keystream "$d2" chacha20 "$(job_key "$id")"
