@@ -1159,6 +1159,12 @@ row_json() {
                          {device: .[0], policy: (.[1] | split("/")[0]), queue_depth: (.[1] | split("/")[1] | tonumber? // null)}] end)}'
 }
 
+# p50 p99 max n (ms; "- - - 0" for none) -> a JSON object, or null.
+lat_json() {
+        jq -n --arg a "$1" --arg b "$2" --arg c "$3" --arg d "$4" \
+                'if $d == "0" then null else {p50: ($a | tonumber), p99: ($b | tonumber), max: ($c | tonumber), n: ($d | tonumber)} end'
+}
+
 # A policy string (DEV:POLICY/QD ...) in a few words: "all N shared, queue depth 8" when the
 # devices agree, else the list.
 policy_text() {
@@ -1299,10 +1305,6 @@ for n in "${counts[@]}"; do
         for t in "${all_writers[@]}" "${all_readers[@]}"; do
                 [[ -n ${M[$n,$t]:-} ]] && row_json "$t"
         done >"$work/rows.jsonl" || die "internal error: row JSON"
-        lat_json() {
-                jq -n --arg a "$1" --arg b "$2" --arg c "$3" --arg d "$4" \
-                        'if $d == "0" then null else {p50: ($a | tonumber), p99: ($b | tonumber), max: ($c | tonumber), n: ($d | tonumber)} end'
-        }
         jq -s -c --argjson n "$n" --argjson size "$size" --arg loops "${loops[*]}" --arg dio "${dio# }" \
                 --arg bt "$bt" --argjson b "$b" --arg brt "$brt" --argjson br "$br" \
                 --argjson lw "$(lat_json "$lw50" "$lw99" "$lwmax" "$lwn")" \

@@ -84,7 +84,9 @@ has_data() {
 }
 
 # plot_cmd DATFILE TESTS...: the "plot" clauses for those series that have data; column i + 2.
-# Each series keeps one style (colour, dash, point) in every figure: style i + 1.
+# Each series keeps one style (colour, dash, point) in every figure: style i + 1. With
+# notitle=true, the series get no entry in the key.
+notitle=false
 plot_cmd() {
         local f=$1 i t title cmd= first=true
         shift
@@ -94,7 +96,12 @@ plot_cmd() {
                 has_data "$f" $((i + 2)) || continue
                 title=${series[$i]#*|}
                 $first || cmd+=", "
-                cmd+="'$f' using 1:$((i + 2)) with linespoints linestyle $((i + 1)) title '${title//\'/\'\'}'"
+                cmd+="'$f' using 1:$((i + 2)) with linespoints linestyle $((i + 1))"
+                if $notitle; then
+                        cmd+=" notitle"
+                else
+                        cmd+=" title '${title//\'/\'\'}'"
+                fi
                 first=false
         done
         echo "$cmd"
@@ -104,10 +111,18 @@ title=$(jq -r '"\(.machine.nproc) CPUs, \(.machine.cpu_model); \(.settings.size_
 ks_aes=$(jq -r '.keystream.used["aes-128-ctr"].cost_s_per_gib // empty' "$res")
 ks_chacha=$(jq -r '.keystream.used["chacha20"].cost_s_per_gib // empty' "$res")
 
-cpu_targets=
-[[ -n $ks_aes ]] && cpu_targets+=", $ks_aes + 0.02 with lines dashtype 2 linecolor rgb '#1f77b4' linewidth 1 title 'target: aes-128-ctr keystream cost + 0.02'"
-[[ -n $ks_chacha ]] && cpu_targets+=", $ks_chacha + 0.02 with lines dashtype 2 linecolor rgb '#ff7f0e' linewidth 1 title 'target: chacha20 keystream cost + 0.02'"
-cpu_targets+=", 0.02 with lines dashtype 2 linecolor rgb '#2ca02c' linewidth 1 title 'target: zero pass 0.02'"
+# The CPU targets: a thin dashed line each, in the colour of the row it is for, named by a label
+# at its right end (a key entry would cover the data).
+cpu_targets=", 0.02 with lines dashtype 2 linecolor rgb '#2ca02c' linewidth 1 notitle"
+cpu_labels="set label 1 'zero pass target 0.02' at graph 0.98, first 0.02 right offset 0,0.6 textcolor rgb '#2ca02c' font ',8'"
+if [[ -n $ks_aes ]]; then
+        cpu_targets+=", $ks_aes + 0.02 with lines dashtype 2 linecolor rgb '#1f77b4' linewidth 1 notitle"
+        cpu_labels+=$'\n'"set label 2 sprintf('aes-128-ctr target: keystream %.3f + 0.02', $ks_aes) at graph 0.98, first ($ks_aes + 0.02) right offset 0,0.6 textcolor rgb '#1f77b4' font ',8'"
+fi
+if [[ -n $ks_chacha ]]; then
+        cpu_targets+=", $ks_chacha + 0.02 with lines dashtype 2 linecolor rgb '#ff7f0e' linewidth 1 notitle"
+        cpu_labels+=$'\n'"set label 3 sprintf('chacha20 target: keystream %.3f + 0.02', $ks_chacha) at graph 0.98, first ($ks_chacha + 0.02) right offset 0,-0.6 textcolor rgb '#ff7f0e' font ',8'"
+fi
 
 all=${tests[*]}
 # The x axis: the device counts measured, on a log scale with a little room either side.
@@ -154,17 +169,25 @@ plot $(plot_cmd ratios.dat wipe_aes wipe_chacha wipe_zero wipe_aes_rot verify_ae
         0.85 with lines dashtype 3 linecolor rgb '#444444' title 'target random wipe, 4-16 devices: 0.85', \
         0.80 with lines dashtype 4 linecolor rgb '#9467bd' title 'target verification: 0.80'
 
-set terminal pngcairo noenhanced size 1500,650 font ",11"
+set terminal pngcairo noenhanced size 1600,650 font ",11"
 set output "cpu.png"
-set multiplot layout 1,2 title "CPU seconds per GiB written (read), median\n$title" font ",11"
+set multiplot title "CPU seconds per GiB written (read), median\n$title" font ",11"
 set logscale y
 set yrange [*:*]
-set key inside left top vertical Left reverse noenhanced font ",8" opaque box
+set tmargin at screen 0.84
+set bmargin at screen 0.12
+# The left panel without a key; the right one's key, outside, names the series of both.
+set lmargin at screen 0.05
+set rmargin at screen 0.39
 set title "the tool's own CPU (wiped: the daemon alone; others: their processes)" font ",10"
 set ylabel "CPU s/GiB (log scale)"
-plot $(plot_cmd cpu.dat $all)$cpu_targets
+$cpu_labels
+plot $(notitle=true plot_cmd cpu.dat $all)$cpu_targets
+unset label
+set lmargin at screen 0.45
+set rmargin at screen 0.79
 set title "all CPUs of the machine (loop workers' copying included)" font ",10"
-set key inside left top
+set key outside right top vertical Left reverse noenhanced font ",9"
 plot $(plot_cmd cpu-all.dat $all)
 unset multiplot
 EOF
