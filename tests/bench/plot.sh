@@ -111,17 +111,18 @@ title=$(jq -r '"\(.machine.nproc) CPUs, \(.machine.cpu_model); \(.settings.size_
 ks_aes=$(jq -r '.keystream.used["aes-128-ctr"].cost_s_per_gib // empty' "$res")
 ks_chacha=$(jq -r '.keystream.used["chacha20"].cost_s_per_gib // empty' "$res")
 
-# The CPU targets: a thin dashed line each, in the colour of the row it is for, named by a label
-# at its right end (a key entry would cover the data).
-cpu_targets=", 0.02 with lines dashtype 2 linecolor rgb '#2ca02c' linewidth 1 notitle"
-cpu_labels="set label 1 'zero pass target 0.02' at graph 0.98, first 0.02 right offset 0,0.6 textcolor rgb '#2ca02c' font ',8'"
+# The CPU targets: a thin dashed line each in the left panel, in the colour of the row it is
+# for; named in the right panel's key (an entry that draws nothing there), which names the series
+# of both panels, so that no key or label covers the left panel's data.
+cpu_targets=", 0.02 with lines dashtype 2 linecolor rgb '#2ca02c' linewidth 1.5 notitle"
+cpu_target_keys=", NaN with lines dashtype 2 linecolor rgb '#2ca02c' linewidth 1.5 title 'target (left): zero pass 0.02'"
 if [[ -n $ks_aes ]]; then
-        cpu_targets+=", $ks_aes + 0.02 with lines dashtype 2 linecolor rgb '#1f77b4' linewidth 1 notitle"
-        cpu_labels+=$'\n'"set label 2 sprintf('aes-128-ctr target: keystream %.3f + 0.02', $ks_aes) at graph 0.98, first ($ks_aes + 0.02) right offset 0,0.6 textcolor rgb '#1f77b4' font ',8'"
+        cpu_targets+=", $ks_aes + 0.02 with lines dashtype 2 linecolor rgb '#1f77b4' linewidth 1.5 notitle"
+        cpu_target_keys+=", NaN with lines dashtype 2 linecolor rgb '#1f77b4' linewidth 1.5 title sprintf('target (left): aes, keystream %.3f + 0.02', $ks_aes)"
 fi
 if [[ -n $ks_chacha ]]; then
-        cpu_targets+=", $ks_chacha + 0.02 with lines dashtype 2 linecolor rgb '#ff7f0e' linewidth 1 notitle"
-        cpu_labels+=$'\n'"set label 3 sprintf('chacha20 target: keystream %.3f + 0.02', $ks_chacha) at graph 0.98, first ($ks_chacha + 0.02) right offset 0,-0.6 textcolor rgb '#ff7f0e' font ',8'"
+        cpu_targets+=", $ks_chacha + 0.02 with lines dashtype 2 linecolor rgb '#ff7f0e' linewidth 1.5 notitle"
+        cpu_target_keys+=", NaN with lines dashtype 2 linecolor rgb '#ff7f0e' linewidth 1.5 title sprintf('target (left): chacha20, keystream %.3f + 0.02', $ks_chacha)"
 fi
 
 all=${tests[*]}
@@ -169,7 +170,7 @@ plot $(plot_cmd ratios.dat wipe_aes wipe_chacha wipe_zero wipe_aes_rot verify_ae
         0.85 with lines dashtype 3 linecolor rgb '#444444' title 'target random wipe, 4-16 devices: 0.85', \
         0.80 with lines dashtype 4 linecolor rgb '#9467bd' title 'target verification: 0.80'
 
-set terminal pngcairo noenhanced size 1600,650 font ",11"
+set terminal pngcairo noenhanced size 1700,650 font ",11"
 set output "cpu.png"
 set multiplot title "CPU seconds per GiB written (read), median\n$title" font ",11"
 set logscale y
@@ -178,16 +179,14 @@ set tmargin at screen 0.84
 set bmargin at screen 0.12
 # The left panel without a key; the right one's key, outside, names the series of both.
 set lmargin at screen 0.05
-set rmargin at screen 0.39
+set rmargin at screen 0.37
 set title "the tool's own CPU (wiped: the daemon alone; others: their processes)" font ",10"
 set ylabel "CPU s/GiB (log scale)"
-$cpu_labels
 plot $(notitle=true plot_cmd cpu.dat $all)$cpu_targets
-unset label
-set lmargin at screen 0.45
-set rmargin at screen 0.79
+set lmargin at screen 0.42
+set rmargin at screen 0.74
 set title "all CPUs of the machine (loop workers' copying included)" font ",10"
 set key outside right top vertical Left reverse noenhanced font ",9"
-plot $(plot_cmd cpu-all.dat $all)
+plot $(plot_cmd cpu-all.dat $all)$cpu_target_keys
 unset multiplot
 EOF
