@@ -1122,29 +1122,29 @@ echo
 
 # --- the runs, one device count after the other --------------------------------------------------
 
-# The JSON of one row of a count's table (into $work/rows-N.jsonl): its figures per repetition and
+# The JSON of one row of a count's table (for $work/rows.jsonl): its figures per repetition and
 # medians. $1: the test. Reads raw, wall, cpu, dcpu, acpu, pol, M, C, D, A, BEST, BESTR.
 row_json() {
-        local t=$1 kind=write ref=${BEST[$n]} tool rot=0 cipher=null
-        case $t in
-        fioread*|verify_*) kind=read; ref=${BESTR[$n]} ;;
+        local row=$1 kind=write ref=${BEST[$n]} tool rot=0 cipher=null
+        case $row in
+        fioread*|verify_*) kind="read"; ref=${BESTR[$n]} ;;
         esac
-        case $t in
-        fio*) tool=fio ;;
-        wipe_*|verify_*) tool=wiped ;;
-        urandom) tool=dd ;;
-        *) tool=$t ;;
+        case $row in
+        fio*) tool="fio" ;;
+        wipe_*|verify_*) tool="wiped" ;;
+        urandom) tool="dd" ;;
+        *) tool=$row ;;
         esac
-        case $t in
+        case $row in
         *_aes*) cipher='"aes-128-ctr"' ;;
         *_chacha) cipher='"chacha20"' ;;
         esac
-        [[ $t == wipe_aes_rot ]] && rot=1
-        jq -n -c --arg test "$t" --arg lbl "${label[$t]}" --arg kind "$kind" --arg tool "$tool" \
+        [[ $row == wipe_aes_rot ]] && rot=1
+        jq -n -c --arg test "$row" --arg lbl "${label[$row]}" --arg kind "$kind" --arg tool "$tool" \
                 --argjson cipher "$cipher" --argjson rot "$rot" --argjson ref "$ref" \
-                --arg raw "${raw[$t]}" --arg wall "${wall[$t]}" --arg cpu "${cpu[$t]}" --arg dcpu "${dcpu[$t]:-}" \
-                --arg acpu "${acpu[$t]}" --arg pol "${pol[$t]:-}" --arg m "${M[$n,$t]}" --arg c "${C[$n,$t]}" \
-                --arg d "${D[$n,$t]:-}" --arg a "${A[$n,$t]}" '
+                --arg raw "${raw[$row]}" --arg wall "${wall[$row]}" --arg cpu "${cpu[$row]}" --arg dcpu "${dcpu[$row]:-}" \
+                --arg acpu "${acpu[$row]}" --arg pol "${pol[$row]:-}" --arg m "${M[$n,$row]}" --arg c "${C[$n,$row]}" \
+                --arg d "${D[$n,$row]:-}" --arg a "${A[$n,$row]}" '
                 def nums: [split(" ")[] | select(length > 0) | tonumber];
                 def num: if . == "" then null else tonumber end;
                 {test: $test, "label": $lbl, kind: $kind, tool: $tool, cipher: $cipher, rotational: $rot,
@@ -1528,7 +1528,8 @@ if ! $have_gnuplot; then
 elif [[ ! -f $plot ]]; then
         echo "plots: skipped ($plot not found)"
 elif bash "$plot" "$results_dir" >"$work/plot.out" 2>&1; then
-        echo "plots: $(cd "$results_dir" && ls -- *.png | tr '\n' ' ')"
+        pngs=("$results_dir"/*.png)
+        echo "plots: ${pngs[*]##*/}"
 else
         echo "plots: failed: $(tail -n 3 "$work/plot.out")"
 fi

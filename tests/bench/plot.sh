@@ -88,7 +88,7 @@ has_data() {
 # notitle=true, the series get no entry in the key.
 notitle=false
 plot_cmd() {
-        local f=$1 i t title cmd= first=true
+        local f=$1 i t title cmd='' first=true
         shift
         for i in "${!tests[@]}"; do
                 t=${tests[$i]}
@@ -125,7 +125,6 @@ if [[ -n $ks_chacha ]]; then
         cpu_target_keys+=", NaN with lines dashtype 2 linecolor rgb '#ff7f0e' linewidth 1.5 title sprintf('target (left): chacha20, keystream %.3f + 0.02', $ks_chacha)"
 fi
 
-all=${tests[*]}
 # The x axis: the device counts measured, on a log scale with a little room either side.
 xtics=$(jq -r '[.counts[].devices] | join(", ")' "$res")
 xmin=$(jq -r '[.counts[].devices] | min / 1.15' "$res")
@@ -159,7 +158,7 @@ set output "throughput.png"
 set title "Throughput (median GB/s, aggregate over the devices)\n$title" noenhanced font ",11"
 set ylabel "GB/s (10^9 bytes/s)"
 set yrange [0:*]
-plot $(plot_cmd throughput.dat $all)
+plot $(plot_cmd throughput.dat "${tests[@]}")
 
 set output "ratios.png"
 set title "wiped over fio's best (writes: fio write; verifications: fio read)\n$title" noenhanced font ",11"
@@ -182,11 +181,11 @@ set lmargin at screen 0.05
 set rmargin at screen 0.37
 set title "the tool's own CPU (wiped: the daemon alone; others: their processes)" font ",10"
 set ylabel "CPU s/GiB (log scale)"
-plot $(notitle=true plot_cmd cpu.dat $all)$cpu_targets
+plot $(notitle=true plot_cmd cpu.dat "${tests[@]}")$cpu_targets
 set lmargin at screen 0.42
 set rmargin at screen 0.74
 set title "all CPUs of the machine (loop workers' copying included)" font ",10"
 set key outside right top vertical Left reverse noenhanced font ",9"
-plot $(plot_cmd cpu-all.dat $all)$cpu_target_keys
+plot $(plot_cmd cpu-all.dat "${tests[@]}")$cpu_target_keys
 unset multiplot
 EOF
