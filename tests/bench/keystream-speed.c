@@ -1,13 +1,14 @@
 /* keystream-speed: how fast one core makes wiped's keystream with each backend, the way a worker
  * makes it (keystream_fill() straight into a 1 MiB buffer, sequential offsets), for comparison
  * with `openssl speed -evp CIPHER` on the same machine, and which backend the daemon's measurement
- * would choose. Run by tests/bench/bench.sh --cipher-speed.
+ * would choose. Run by tests/bench/bench.sh, whose random pass target is the keystream's own cost.
  *
  *   keystream-speed [SECONDS] [BUFFER]     (defaults: 2 s, 1M)
  *
  * Prints one line per cipher and backend, "aes-128-ctr gcrypt 21432.0 MB/s" (10^6 bytes per
- * second, best of three runs of SECONDS/3 each; a backend that cannot make a cipher here is left
- * out), then one line per cipher with the backend the daemon would choose by its own (shorter)
+ * second of the thread's own CPU time, so that a busy machine does not make it look slower; best
+ * of three runs of SECONDS/3 each; a backend that cannot make a cipher here is left out), then one
+ * line per cipher with the backend the daemon would choose by its own (shorter, wall-clock)
  * measurement: "chosen aes-128-ctr gcrypt". */
 #include "config.h"
 
@@ -20,10 +21,11 @@
 #include "keystream.h"
 #include "units.h"
 
+/* CPU seconds of this thread. */
 static double now(void) {
         struct timespec ts;
 
-        clock_gettime(CLOCK_MONOTONIC, &ts);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
         return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
 }
 
