@@ -324,6 +324,8 @@ struct json_object *job_to_json(struct job *job) {
         json_add(o, "verify", v);
         json_add(o, "sector_size", json_object_new_int64(job->info.logical_sector));
         json_add(o, "queue_depth", json_object_new_int64(job->queue_depth));
+        /* A rotational device is written by one worker at a time, in order (worker.c). */
+        json_add(o, "in_order", json_object_new_boolean(job->max_holders == 1));
         json_add(o, "io_size", json_object_new_int64(job->piece));
         json_add(o, "max_rate", json_object_new_uint64(job->rate.bps));
         json_add(o, "started_at", json_object_new_int64((int64_t) job->started_at));

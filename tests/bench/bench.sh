@@ -533,17 +533,22 @@ run_wipe() {
 }
 
 # The policy wiped gave each device of a wipe, from the final JSON ($1) and the daemon's log:
-# the identity's "rotational" (what the daemon read from queue/rotational when the job started)
-# and the job's queue depth; the log's "started" line of a job says "(rotational: in order)" when
+# the job's "in_order" (one worker at a time; older daemons lack it, then the identity's
+# "rotational", what the daemon read from queue/rotational when the job started) and the job's
+# queue depth; the log's "started" line of a job says "(rotational: in order)" when
 # the device is one worker's at a time. $2: the flag the script set. Into $policy, one word per
 # device: DEV:rotational/QD or DEV:shared/QD ("?" where the JSON says nothing); dies when the
 # daemon did not see the flag the script set.
 wipe_policy() {
-        local st=$1 rot=$2 dev r qd id line p
+        local st=$1 rot=$2 dev r qd id line p o
         policy=
-        while read -r id dev r qd; do
+        while read -r id dev r qd o; do
                 line=$(grep -a "job $id: [^ ]*: started:" "$daemon_log" | tail -n 1)
-                if [[ $r == true ]]; then
+                if [[ $o == true ]]; then
+                        p=rotational
+                elif [[ $o == false ]]; then
+                        p=shared
+                elif [[ $r == true ]]; then
                         p=rotational
                 elif [[ $r == false ]]; then
                         p=shared
@@ -560,7 +565,7 @@ wipe_policy() {
                         die "$dev: the rotational flag was $rot, but the daemon's job $id got the $p policy"
                 fi
                 policy+="${policy:+ }${dev#/dev/}:$p/$qd"
-        done < <(jq -r '.jobs[] | "\(.id) \(.device // .identity.node // "?") \(.identity.rotational // "?") \(.queue_depth // "?")"' <<<"$st")
+        done < <(jq -r '.jobs[] | "\(.id) \(.device // .identity.node // "?") \(.identity.rotational // "?") \(.queue_depth // "?") \(.in_order // "?")"' <<<"$st")
 }
 
 # Read back the devices of the latest wipe with this cipher: one "wipectl --json verify JOB

@@ -31,6 +31,8 @@ for id in $(echo "$out" | jq -r '.jobs[].id'); do
         [ "$(job_field "$id" io_size)" = 1048576 ] || fail "job $id on $dev: io_size $(job_field "$id" io_size)"
         [ "$(job_field "$id" identity.rotational)" = "$([ "$dev" = "$ssd" ] && echo false || echo true)" ] ||
                 fail "job $id on $dev: rotational flag $(job_field "$id" identity.rotational)"
+        [ "$(job_field "$id" in_order)" = "$([ "$dev" = "$ssd" ] && echo false || echo true)" ] ||
+                fail "job $id on $dev: in_order $(job_field "$id" in_order)"
 done
 [ "$(job_field "$tuned_id" queue_depth)" = 3 ] || fail "--queue-depth 3 not applied: $(job_field "$tuned_id" queue_depth)"
 [ "$(job_field "$tuned_id" io_size)" = 262144 ] || fail "--io-size 256K not applied: $(job_field "$tuned_id" io_size)"
