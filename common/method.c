@@ -173,27 +173,48 @@ void pattern_fill(const struct pass *p, void *buf, uint64_t offset, size_t len) 
         }
 }
 
+/* Whether buf[0..len) holds the pattern of period k at device offset offset, given ref: at
+ * least ref_len + k - 1 bytes of the pattern from phase 0, ref_len >= k. From any phase ph, ref + ph holds
+ * ref_len bytes at that phase, and a whole number of periods later the phase is ph again: so the
+ * data is compared, piece after piece, with the same reference bytes. */
+static bool pattern_compare(const uint8_t *ref, size_t ref_len, size_t k, const uint8_t *buf, uint64_t offset,
+                            size_t len) {
+        size_t ph = (size_t) (offset % k), c = ref_len / k * k;
+
+        for (size_t o = 0; o < len; o += c)
+                if (memcmp(buf + o, ref + ph, len - o < c ? len - o : c) != 0)
+                        return false;
+        return true;
+}
+
 bool pattern_check(const struct pass *p, const void *buf, uint64_t offset, size_t len) {
-        const uint8_t *b = buf;
-        size_t k = p->pattern_len, head;
-        uint8_t period[METHOD_PATTERN_MAX * 8];
+        size_t k = p->pattern_len, n;
+        uint8_t ref[4096 + METHOD_PATTERN_MAX];
 
         if (len == 0)
                 return true;
-        if (k == 1) {
-                /* memcmp against itself shifted: all bytes equal to the first, and the first right. */
-                return b[0] == p->pattern[0] && memcmp(b, b + 1, len - 1) == 0;
-        }
-        /* Compare period-multiple blocks with the first block (checked byte by byte). */
-        head = len < sizeof(period) / k * k ? len : sizeof(period) / k * k;
-        pattern_fill(p, period, offset, head);
-        if (memcmp(b, period, head) != 0)
-                return false;
-        for (size_t o = head; o < len; o += head) {
-                size_t c = len - o < head ? len - o : head;
+        /* Lay out no more than the data needs: short checks (a sector) stay cheap. */
+        n = len < sizeof(ref) - METHOD_PATTERN_MAX ? len : sizeof(ref) - METHOD_PATTERN_MAX;
+        if (n < k)
+                n = k;
+        pattern_fill(p, ref, 0, n + k - 1);
+        return pattern_compare(ref, n, k, buf, offset, len);
+}
 
-                if (memcmp(b + o, period, c) != 0)
-                        return false;
+void pattern_ref_set(struct pattern_ref *ref, const struct pass *p) {
+        if (p->kind != PASS_PATTERN || p->pattern_len == 0) {
+                ref->pass.pattern_len = 0;
+                return;
         }
-        return true;
+        if (ref->pass.pattern_len == p->pattern_len && p->pattern_len > 0 &&
+            memcmp(ref->pass.pattern, p->pattern, p->pattern_len) == 0)
+                return;
+        ref->pass = *p;
+        pattern_fill(p, ref->bytes, 0, sizeof(ref->bytes));
+}
+
+bool pattern_ref_check(const struct pattern_ref *ref, const void *buf, uint64_t offset, size_t len) {
+        if (ref->pass.pattern_len == 0)
+                return false;           /* holds no pattern: nothing matches it */
+        return pattern_compare(ref->bytes, PATTERN_REF_SIZE, ref->pass.pattern_len, buf, offset, len);
 }

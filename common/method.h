@@ -44,5 +44,20 @@ const struct method *method_find(const char *name);
 
 /* Write the pattern bytes for device offsets [offset, offset+len) into buf. */
 void pattern_fill(const struct pass *p, void *buf, uint64_t offset, size_t len);
-/* Whether buf holds exactly the pattern bytes of [offset, offset+len). */
+/* Whether buf holds exactly the pattern bytes of [offset, offset+len). It lays out the pattern
+ * anew on each call; to check much data against one pattern, use a struct pattern_ref. */
 bool pattern_check(const struct pass *p, const void *buf, uint64_t offset, size_t len);
+
+/* A pattern laid out once, so that checking data against it costs one memcmp pass however many
+ * pieces the data comes in: a verifier keeps one per thread and sets it to the pass at hand. */
+#define PATTERN_REF_SIZE (16u << 10)    /* compared at a time: small enough to stay in L1 */
+struct pattern_ref {
+        struct pass pass;               /* the pattern it holds; pattern_len 0: none yet */
+        uint8_t bytes[PATTERN_REF_SIZE + METHOD_PATTERN_MAX]; /* the pattern from phase 0 */
+};
+
+/* Make ref hold the pattern of p (a PASS_PATTERN pass), unless it holds it already (compared by
+ * content, so any pass with the same pattern shares it). A zeroed struct holds none. */
+void pattern_ref_set(struct pattern_ref *ref, const struct pass *p);
+/* Whether buf holds exactly the bytes of ref's pattern at device offsets [offset, offset+len). */
+bool pattern_ref_check(const struct pattern_ref *ref, const void *buf, uint64_t offset, size_t len);

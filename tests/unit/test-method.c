@@ -1,5 +1,6 @@
-/* method: pass parsing and naming, the method table, and pattern_fill/pattern_check against a
- * naive byte-by-byte reference (byte o of a k-byte pattern pass is pattern[o % k]). */
+/* method: pass parsing and naming, the method table, and pattern_fill, pattern_check and
+ * pattern_ref_check against a naive byte-by-byte reference (byte o of a k-byte pattern pass is
+ * pattern[o % k]). */
 #include "config.h"
 
 #include <errno.h>
@@ -385,8 +386,12 @@ static void test_fill(void **state) {
         free(ref);
 }
 
-/* Flip one byte at position i of ref (a correct fill of [off, off+len)) and expect a failure.
- * The flipped bits vary with the position (low bit, high bit, all bits); at the ends, all three. */
+/* The laid-out pattern the tests of pattern_ref_check() use, set to the pattern under test. */
+static struct pattern_ref the_ref;
+
+/* Flip one byte at position i of ref (a correct fill of [off, off+len)) and expect a failure,
+ * of pattern_check() and of pattern_ref_check() against the_ref (set to p). The flipped bits vary
+ * with the position (low bit, high bit, all bits); at the ends, all three. */
 static void expect_flip_detected(const struct pass *p, uint8_t *ref, uint64_t off, size_t len, size_t i) {
         static const uint8_t flips[] = { 0x01, 0x80, 0xff };
         bool all = i < 64 || len - i <= 64;
@@ -395,6 +400,9 @@ static void expect_flip_detected(const struct pass *p, uint8_t *ref, uint64_t of
                 ref[i] ^= flips[f];
                 if (pattern_check(p, ref, off, len))
                         fail_msg("pattern_check: pattern of %u bytes, offset %llu, length %zu: byte %zu ^ 0x%02x not detected",
+                                 p->pattern_len, (unsigned long long) off, len, i, flips[f]);
+                if (pattern_ref_check(&the_ref, ref, off, len))
+                        fail_msg("pattern_ref_check: pattern of %u bytes, offset %llu, length %zu: byte %zu ^ 0x%02x not detected",
                                  p->pattern_len, (unsigned long long) off, len, i, flips[f]);
                 ref[i] ^= flips[f];
         }
@@ -414,14 +422,21 @@ static void test_check(void **state) {
                                 size_t len = lengths[li], k = p->pattern_len;
                                 uint64_t off = offsets[oi];
 
+                                /* Another pattern first, so that setting the reference replaces it. */
+                                pattern_ref_set(&the_ref, &pats[(pi + 1) % np]);
+                                pattern_ref_set(&the_ref, p);
                                 naive_fill(p, ref, off, len);
                                 if (!pattern_check(p, ref, off, len))
                                         fail_msg("pattern_check: pattern %zu (%zu bytes), offset %llu, length %zu: correct data refused",
+                                                 pi, k, (unsigned long long) off, len);
+                                if (!pattern_ref_check(&the_ref, ref, off, len))
+                                        fail_msg("pattern_ref_check: pattern %zu (%zu bytes), offset %llu, length %zu: correct data refused",
                                                  pi, k, (unsigned long long) off, len);
                                 /* The same bytes at an unaligned address. */
                                 if (len < 70000) {
                                         memmove(ref + 1, ref, len);
                                         assert_true(pattern_check(p, ref + 1, off, len));
+                                        assert_true(pattern_ref_check(&the_ref, ref + 1, off, len));
                                         memmove(ref, ref + 1, len);
                                 }
                                 /* A single flipped byte anywhere: at every position of buffers up to
@@ -448,8 +463,10 @@ static void test_check(void **state) {
 
                                         for (size_t j = 0; j < k; j++)
                                                 periodic &= p->pattern[j] == p->pattern[(j + 1) % k];
-                                        if (!periodic)
+                                        if (!periodic) {
                                                 assert_false(pattern_check(p, ref, off + 1, len));
+                                                assert_false(pattern_ref_check(&the_ref, ref, off + 1, len));
+                                        }
                                 }
                         }
         free(ref);
@@ -478,6 +495,47 @@ static void test_check_other_pattern(void **state) {
         assert_true(pattern_check(&a, buf, 7, sizeof(buf) - 1));
 }
 
+/* pattern_ref: set by content, replaced by another pattern, none for a random pass or when
+ * zeroed; a reference of one pattern refuses another of the same period. */
+static void test_ref(void **state) {
+        static struct pattern_ref ref;  /* zeroed: holds none */
+        uint8_t buf[PATTERN_REF_SIZE * 3 + 100];
+        struct pass a, b, same, random;
+
+        (void) state;
+        assert_int_equal(pass_parse("0x924924", &a), 0);
+        assert_int_equal(pass_parse("0x492492", &b), 0);
+        assert_int_equal(pass_parse("0x924924", &same), 0);
+        assert_int_equal(pass_parse("random", &random), 0);
+        memset(buf, 0, sizeof(buf));
+        assert_false(pattern_ref_check(&ref, buf, 0, sizeof(buf)));
+        pattern_fill(&a, buf, 5, sizeof(buf));
+        pattern_ref_set(&ref, &a);
+        assert_true(pattern_ref_check(&ref, buf, 5, sizeof(buf)));
+        assert_true(pattern_ref_check(&ref, buf, 5 + 3 * 12345, sizeof(buf)));
+        assert_false(pattern_ref_check(&ref, buf, 6, sizeof(buf)));
+        /* 0x492492 is 0x924924 one byte on. */
+        pattern_ref_set(&ref, &b);
+        assert_false(pattern_ref_check(&ref, buf, 5, sizeof(buf)));
+        assert_true(pattern_ref_check(&ref, buf, 4, sizeof(buf)));
+        /* The same pattern from another pass: nothing to lay out again, still right. */
+        pattern_ref_set(&ref, &a);
+        ref.bytes[PATTERN_REF_SIZE / 2] ^= 1;  /* so that a new layout would show */
+        pattern_ref_set(&ref, &same);
+        assert_false(pattern_ref_check(&ref, buf, 5, sizeof(buf)));
+        pattern_ref_set(&ref, &b);
+        pattern_ref_set(&ref, &same);
+        assert_true(pattern_ref_check(&ref, buf, 5, sizeof(buf)));
+        /* A random pass has no pattern: the reference then holds none. */
+        pattern_ref_set(&ref, &random);
+        assert_false(pattern_ref_check(&ref, buf, 5, sizeof(buf)));
+        /* A mismatch past the first pieces of the comparison, in the last byte. */
+        pattern_ref_set(&ref, &a);
+        buf[sizeof(buf) - 1] ^= 0x40;
+        assert_false(pattern_ref_check(&ref, buf, 5, sizeof(buf)));
+        assert_true(pattern_ref_check(&ref, buf, 5, sizeof(buf) - 1));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_names),
@@ -490,6 +548,7 @@ int main(void) {
                 cmocka_unit_test(test_fill),
                 cmocka_unit_test(test_check),
                 cmocka_unit_test(test_check_other_pattern),
+                cmocka_unit_test(test_ref),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
