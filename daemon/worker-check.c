@@ -20,11 +20,15 @@
 #define WORKER_DEAD_NS (10ull * 1000000000u) /* failing without a success this long... */
 #define WORKER_DEAD_FAILURES 16         /* ...and this many I/Os in a row: the device has failed */
 
-/* Whether got[0..len) is what the pass has at offset off. For random passes the expected bytes
- * are regenerated piecewise into the scratch buffer. Returns 1 when equal, 0 when not, -errno. */
+/* Whether got[0..len) is what the pass has at offset off. A pattern is compared with the
+ * worker's reference (laid out once per pattern, not per read); for random passes the expected
+ * bytes are regenerated piecewise into the scratch buffer. Returns 1 when equal, 0 when not,
+ * -errno. */
 static int worker_same(struct worker *w, const struct job_unit *u, const uint8_t *got, uint64_t off, uint32_t len) {
-        if (u->pass->pass.kind == PASS_PATTERN)
-                return pattern_check(&u->pass->pass, got, off, len);
+        if (u->pass->pass.kind == PASS_PATTERN) {
+                pattern_ref_set(&w->ref, &u->pass->pass);
+                return pattern_ref_check(&w->ref, got, off, len);
+        }
         for (uint32_t o = 0; o < len; o += WORKER_SCRATCH) {
                 uint32_t n = len - o < WORKER_SCRATCH ? len - o : WORKER_SCRATCH;
                 int r = worker_expected(w, u, w->scratch, off + o, n);
@@ -166,6 +170,9 @@ void worker_recover(struct worker *w, struct slot *s, int res) {
 
         log_debug("job %" PRIu64 ": %s: %s of %" PRIu32 " bytes at offset %" PRIu64 " failed (%s): retrying",
                   job->id, job->info.node, s->read ? "read" : "write", len, off, strerror(-res));
+        /* The retries read into the buffer (a write's leave it as it was, but one rule for all
+         * recoveries is simpler to trust): whatever pattern it held is gone. */
+        s->pattern_len = 0;
         /* What a short transfer brought in before the error is compared too. */
         if (s->read && s->done > 0)
                 worker_compare_range(w, &s->cw->u, s->buf, s->offset, s->done);

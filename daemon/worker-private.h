@@ -25,7 +25,14 @@ struct chunk_work {
         bool held;                      /* in the worker's held list: more to submit */
 };
 
-/* One registered buffer and the I/O it carries. */
+/* One registered buffer and the I/O it carries.
+ *
+ * A buffer written with a pattern pass keeps that pattern, since a write leaves its buffer as it
+ * was: the next write that needs the same bytes goes out without a refill (worker_fill()). What
+ * the buffer holds is known by content (the pattern, its phase and how many bytes), never by
+ * job or pass: so another job with the same pattern shares it, and a forgotten job whose memory
+ * now holds other passes cannot be mistaken for it. Whatever else writes the buffer (a
+ * verification read, the keystream, a recovery) clears pattern_len first. */
 struct slot {
         void *buf;
         struct chunk_work *cw;          /* NULL when free */
@@ -33,6 +40,10 @@ struct slot {
         uint64_t offset;                /* device offset of buf[0] */
         uint32_t len;                   /* bytes of this I/O */
         uint32_t done;                  /* bytes already transferred (short transfers) */
+        uint8_t pattern[METHOD_PATTERN_MAX]; /* buf holds this pattern... */
+        uint8_t pattern_len;            /* ...of this period (0: nothing known)... */
+        uint8_t pattern_phase;          /* ...from pattern[pattern_phase] on... */
+        uint32_t pattern_bytes;         /* ...for this many bytes */
 };
 
 struct worker {
@@ -47,6 +58,7 @@ struct worker {
         unsigned *free_slots;           /* stack of free slot indexes */
         unsigned n_free;
         void *scratch;                  /* WORKER_SCRATCH bytes: expected data of a verification read */
+        struct pattern_ref ref;         /* the pattern a verification read of a pattern pass is compared with */
         unsigned inflight;              /* slots with I/O queued or in flight */
         unsigned unsubmitted;           /* of which not yet given to the kernel */
         struct chunk_work **held;       /* units with more to submit, at most pool->buffers */

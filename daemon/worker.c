@@ -7,7 +7,8 @@
  * Every worker serves every running job at once: it holds one unit (a 64 MiB chunk, or a group
  * of sample extents) of each job, up to one per buffer, and gives its free buffers to the held
  * units in turn. A buffer is filled with exactly the bytes the pass has at its device offsets
- * and submitted; on completion it is accounted and reused. So with more devices than threads
+ * and submitted; on completion it is accounted and reused. (A buffer that holds a pattern at the
+ * right phase already is written again as it is: a pattern pass fills each buffer once.) So with more devices than threads
  * every device progresses together, and a device with spare capacity gets the buffers the
  * others cannot use. Limits, all checked without a lock:
  *  - a device never has more than its queue depth of I/Os in flight (over all workers);
@@ -226,6 +227,57 @@ int worker_expected(struct worker *w, const struct job_unit *u, void *buf, uint6
         return keystream_fill(w->ks, buf, off, len);
 }
 
+/* Whether slot s holds the bytes pattern pass p has at [off, off + len). */
+static bool slot_holds(const struct slot *s, const struct pass *p, uint64_t off, uint32_t len) {
+        return s->pattern_len == p->pattern_len && s->pattern_len > 0 && s->pattern_bytes >= len &&
+               s->pattern_phase == off % p->pattern_len && memcmp(s->pattern, p->pattern, p->pattern_len) == 0;
+}
+
+/* Take a free slot (there is one) for an I/O at [off, off + len) of pass p, NULL for a read:
+ * for a pattern write, one that holds those bytes already if there is one; else one that holds
+ * no pattern, which keeps those for later writes; else the one freed last. */
+static struct slot *worker_take_slot(struct worker *w, const struct pass *p, uint64_t off, uint32_t len) {
+        unsigned pick = w->n_free - 1, idx;
+
+        if (p && p->kind == PASS_PATTERN) {
+                for (unsigned i = w->n_free; i-- > 0;)
+                        if (slot_holds(&w->slots[w->free_slots[i]], p, off, len)) {
+                                pick = i;
+                                goto take;
+                        }
+        }
+        for (unsigned i = w->n_free; i-- > 0;)
+                if (w->slots[w->free_slots[i]].pattern_len == 0) {
+                        pick = i;
+                        break;
+                }
+take:
+        idx = w->free_slots[pick];
+        w->free_slots[pick] = w->free_slots[--w->n_free];
+        return &w->slots[idx];
+}
+
+/* Make slot s hold what unit u's pass writes at [off, off + len): a pattern it holds already
+ * stays as it is; else the pattern over the whole buffer (so that later writes at the same phase,
+ * of any length, reuse it), or the keystream. 0 or -errno. */
+static int worker_prepare_write(struct worker *w, struct slot *s, const struct job_unit *u, uint64_t off,
+                                uint32_t len) {
+        const struct pass *p = &u->pass->pass;
+
+        if (p->kind != PASS_PATTERN) {
+                s->pattern_len = 0;
+                return worker_expected(w, u, s->buf, off, len);
+        }
+        if (slot_holds(s, p, off, len))
+                return 0;
+        pattern_fill(p, s->buf, off, w->pool->io_size);
+        memcpy(s->pattern, p->pattern, p->pattern_len);
+        s->pattern_len = p->pattern_len;
+        s->pattern_phase = (uint8_t) (off % p->pattern_len);
+        s->pattern_bytes = w->pool->io_size;
+        return 0;
+}
+
 /* Take a place in the device's queue: false when it has queue_depth I/Os in flight already. */
 static bool worker_inflight_take(struct job *job) {
         unsigned n = atomic_load_explicit(&job->inflight, memory_order_relaxed);
@@ -327,11 +379,12 @@ static uint64_t worker_fill(struct worker *w) {
         uint64_t wait_ns = 0;
 
         while (w->n_free > 0 && !atomic_load(&pool->stop)) {
-                struct slot *s = &w->slots[w->free_slots[w->n_free - 1]];
                 struct chunk_work *cw;
+                struct slot *s;
                 struct job *job;
                 uint64_t off = 0;
                 uint32_t len = 0;
+                bool read;
                 int r;
 
                 if (w->claim_now || atomic_load(&pool->epoch) != w->epoch_seen)
@@ -344,17 +397,25 @@ static uint64_t worker_fill(struct worker *w) {
                 if (!cw)
                         break;
                 job = cw->u.job;
-                if (cw->u.kind == STAGE_WRITE) {
-                        r = worker_expected(w, &cw->u, s->buf, off, len);
+                read = cw->u.kind == STAGE_VERIFY;
+                s = worker_take_slot(w, read ? NULL : &cw->u.pass->pass, off, len);
+                if (read)
+                        s->pattern_len = 0;     /* the read overwrites it */
+                else {
+                        r = worker_prepare_write(w, s, &cw->u, off, len);
                         if (r < 0) {
+                                w->free_slots[w->n_free++] = (unsigned) (s - w->slots);
                                 atomic_fetch_sub(&job->inflight, 1);
                                 job_fail(job, r, "%s: cannot make the data of pass %u at offset %" PRIu64 ": %s",
                                          job->info.node, cw->u.pass_index + 1, off, strerror(-r));
                                 continue;
                         }
                 }
-                w->n_free--;
-                *s = (struct slot) { .buf = s->buf, .cw = cw, .read = cw->u.kind == STAGE_VERIFY, .offset = off, .len = len };
+                s->cw = cw;
+                s->read = read;
+                s->offset = off;
+                s->len = len;
+                s->done = 0;
                 cw->cursor = off + len;
                 cw->pending++;
                 worker_queue(w, s);
