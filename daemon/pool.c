@@ -162,10 +162,36 @@ static void worker_done(struct worker *w) {
         keystream_free(w->ks);
 }
 
+/* The worker's buffers, n of size bytes, as one mapping that starts on a huge page boundary and
+ * asks for huge pages (MADV_HUGEPAGE: transparent huge pages set to "always" or "madvise"). A
+ * buffer within one huge page is physically contiguous, so an I/O of 1 MiB is a few large
+ * segments. In 4 KiB pages it is 256, more than many devices take in one request (a loop device:
+ * 128), and the block layer must split it; a split request cannot be issued without blocking, so
+ * io_uring hands every such I/O to one of its kernel worker threads: a context switch or two per
+ * I/O, measured at a third of the daemon's CPU for a zero pass. The mapping is exactly n * size
+ * bytes, so that no huge page reaches past it and only the buffers are pinned (RLIMIT_MEMLOCK).
+ * Without huge pages this is n buffers in 4 KiB pages, as before. Returns the mapping or
+ * MAP_FAILED (errno set); each buffer may be unmapped on its own. */
+static void *worker_map_buffers(unsigned n, uint32_t size) {
+        const size_t huge = 2u << 20;
+        size_t total = (size_t) n * size, head;
+        uint8_t *m = mmap(NULL, total + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+        if (m == MAP_FAILED)
+                return MAP_FAILED;
+        head = (huge - (uintptr_t) m % huge) % huge;
+        if (head > 0)
+                munmap(m, head);
+        munmap(m + head + total, huge - head);
+        (void) madvise(m + head, total, MADV_HUGEPAGE);     /* EINVAL without THP: small pages */
+        return m + head;
+}
+
 static int worker_init(struct worker *w, struct pool *pool, unsigned index) {
         _cleanup_free_ struct iovec *iov = NULL;
         uint8_t zero_key[KEYSTREAM_KEY_MAX] = {};
         unsigned n = pool->buffers;
+        uint8_t *bufs;
         int r;
 
         w->pool = pool;
@@ -177,12 +203,13 @@ static int worker_init(struct worker *w, struct pool *pool, unsigned index) {
         w->scratch = aligned_alloc(4096, WORKER_SCRATCH);
         if (!w->slots || !w->free_slots || !w->held || !iov || !w->scratch)
                 return -ENOMEM;
+        bufs = worker_map_buffers(n, pool->io_size);
+        if (bufs == MAP_FAILED)
+                return -errno;
         for (unsigned i = 0; i < n; i++) {
-                /* Page-aligned, so aligned for any logical sector size. */
-                void *p = mmap(NULL, pool->io_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                /* Page-aligned (io_size is whole pages), so aligned for any logical sector size. */
+                void *p = bufs + (size_t) i * pool->io_size;
 
-                if (p == MAP_FAILED)
-                        return -errno;
                 w->slots[i].buf = p;
                 iov[i] = (struct iovec) { .iov_base = p, .iov_len = pool->io_size };
                 w->free_slots[w->n_free++] = n - 1 - i;
