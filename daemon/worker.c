@@ -7,10 +7,10 @@
  * Every worker serves every running job at once: it holds one unit (a 64 MiB chunk, or a group
  * of sample extents) of each job, up to one per buffer, and gives its free buffers to the held
  * units in turn. A buffer is filled with exactly the bytes the pass has at its device offsets
- * and submitted; on completion it is accounted and reused. (A buffer that holds a pattern at the
- * right phase already is written again as it is: a pattern pass fills each buffer once.) So with more devices than threads
- * every device progresses together, and a device with spare capacity gets the buffers the
- * others cannot use. Limits, all checked without a lock:
+ * and submitted; on completion it is accounted and reused (a buffer that holds a pattern at the
+ * right phase already is written again as it is: a pattern pass fills each buffer once). So with
+ * more devices than threads every device progresses together, and a device with spare capacity
+ * gets the buffers the others cannot use. Limits, all checked without a lock:
  *  - a device never has more than its queue depth of I/Os in flight (over all workers);
  *  - a rotational device is held by one worker at a time, so its chunks are written in order;
  *  - a job's and the pool's rate limits (rate.h).
