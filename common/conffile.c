@@ -23,6 +23,7 @@ enum key_type {
         KEY_RATE,                       /* uint64_t: a rate ("200MB/s"), 0 for none */
         KEY_SECONDS,                    /* double: decimal seconds, seconds_min..seconds_max */
         KEY_CIPHER,                     /* enum keystream_cipher: its name */
+        KEY_POLICY,                     /* enum conffile_policy: its name */
         KEY_BOOL,                       /* bool: words[0] (false) or words[1] (true) */
         KEY_STRING,                     /* char *: a copy of the value */
         KEY_LIST,                       /* char ** (NULL-terminated) and a size_t count: each value adds one */
@@ -120,6 +121,12 @@ static const struct key_def keys[_CONFFILE_KEY_MAX] = {
                                          .valid = backend_valid,
                                          .invalid = "unknown keystream backend (auto, openssl, gcrypt, or "
                                                     "CIPHER:BACKEND,... as aes-128-ctr:gcrypt)" },
+        /* Both need a restart: a worker sets its own priority when it starts. */
+        [CONFFILE_WORKER_POLICY] = { "worker-policy", KEY_POLICY, FIELD(worker_policy, enum conffile_policy),
+                                     .invalid = "unknown scheduling policy (other, batch, idle)" },
+        [CONFFILE_WORKER_NICE] = { "worker-nice", KEY_UINT, FIELD(worker_nice, unsigned),
+                                   .max = CONFFILE_WORKER_NICE_MAX,
+                                   .invalid = "invalid nice value (0.." STR(CONFFILE_WORKER_NICE_MAX) ")" },
         [CONFFILE_ALLOW] = { "allow", KEY_LIST, FIELD(allow, char **), .reloads = true,
                              .count_offset = offsetof(struct conffile, n_allow), .valid = absolute_valid,
                              .invalid = "not an absolute path pattern (like /dev/disk/by-id/usb-*)" },
@@ -157,6 +164,31 @@ int conffile_key_from_name(const char *name, enum conffile_key *ret) {
                         return 0;
                 }
         return -ENOENT;
+}
+
+static const struct {
+        enum conffile_policy policy;
+        const char *name;               /* chrt(1)'s word for it */
+} policies[] = {
+        { CONFFILE_POLICY_OTHER, "other" },
+        { CONFFILE_POLICY_BATCH, "batch" },
+        { CONFFILE_POLICY_IDLE, "idle" },
+};
+
+const char *conffile_policy_name(enum conffile_policy p) {
+        for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)
+                if (policies[i].policy == p)
+                        return policies[i].name;
+        return NULL;
+}
+
+int conffile_policy_from_name(const char *name, enum conffile_policy *ret) {
+        for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)
+                if (strcmp(policies[i].name, name) == 0) {
+                        *ret = policies[i].policy;
+                        return 0;
+                }
+        return -EINVAL;
 }
 
 bool conffile_key_is_list(enum conffile_key key) {
@@ -293,6 +325,10 @@ int conffile_set(struct conffile *c, enum conffile_key key, const char *value, c
                 break;
         case KEY_CIPHER:
                 if (keystream_cipher_from_name(value, f) < 0)
+                        return value_error(msg, len, "%s", d->invalid);
+                break;
+        case KEY_POLICY:
+                if (conffile_policy_from_name(value, f) < 0)
                         return value_error(msg, len, "%s", d->invalid);
                 break;
         case KEY_BOOL:
@@ -480,7 +516,7 @@ int conffile_merge(struct conffile *dst, const struct conffile *src) {
                                       clist_count(src, k));
                         break;
                 default:
-                        /* A scalar: a number, a cipher or a bool. */
+                        /* A scalar: a number, a cipher, a policy or a bool. */
                         memcpy(field(dst, k), cfield(src, k), keys[k].size);
                         break;
                 }
@@ -522,6 +558,8 @@ bool conffile_same(const struct conffile *a, const struct conffile *b, enum conf
                 return *(const double *) fa == *(const double *) fb;
         case KEY_CIPHER:
                 return *(const enum keystream_cipher *) fa == *(const enum keystream_cipher *) fb;
+        case KEY_POLICY:
+                return *(const enum conffile_policy *) fa == *(const enum conffile_policy *) fb;
         case KEY_BOOL:
                 return *(const bool *) fa == *(const bool *) fb;
         case KEY_STRING:
@@ -572,6 +610,9 @@ char *conffile_format(const struct conffile *c, enum conffile_key key, char *buf
                 return buf;
         case KEY_CIPHER:
                 s = keystream_cipher_name(*(const enum keystream_cipher *) f);
+                break;
+        case KEY_POLICY:
+                s = conffile_policy_name(*(const enum conffile_policy *) f);
                 break;
         case KEY_BOOL:
                 s = d->words[*(const bool *) f];

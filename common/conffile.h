@@ -4,6 +4,7 @@
  * settings, so that the two merge key by key. (Not "config.h": that name is autoconf's.) */
 #pragma once
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +31,8 @@ enum conffile_key {
         CONFFILE_MAX_BAD,
         CONFFILE_CLIENT_TIMEOUT,
         CONFFILE_KEYSTREAM_BACKEND,
+        CONFFILE_WORKER_POLICY,
+        CONFFILE_WORKER_NICE,
         CONFFILE_ALLOW,                 /* a list: one pattern per line, may be repeated */
         CONFFILE_DENY,                  /* a list */
         _CONFFILE_KEY_MAX,
@@ -49,8 +52,17 @@ enum conffile_key {
 #define CONFFILE_HISTORY_MAX_AGE_MAX 36500      /* days */
 #define CONFFILE_MAX_BAD_MAX (1ull << 50)
 #define CONFFILE_CLIENT_TIMEOUT_MAX 3600        /* seconds */
+#define CONFFILE_WORKER_NICE_MAX 19             /* the lowest priority there is */
 #define CONFFILE_PATTERNS_MAX 1024      /* allow and deny lines together */
 #define CONFFILE_SIZE_MAX (1u << 20)    /* bytes of a file */
+
+/* worker-policy: the scheduling policy of the worker threads (sched(7)); the values are the
+ * kernel's, so that the zero value is the normal one. */
+enum conffile_policy {
+        CONFFILE_POLICY_OTHER = SCHED_OTHER,    /* "other": the normal time sharing, by nice value */
+        CONFFILE_POLICY_BATCH = SCHED_BATCH,    /* "batch": the same share, but never preempts on waking */
+        CONFFILE_POLICY_IDLE = SCHED_IDLE,      /* "idle": below nice 19, preempted by any other thread */
+};
 
 /* Settings of one source (a file, or the command line). A key that is not set has a zero value. */
 struct conffile {
@@ -74,9 +86,16 @@ struct conffile {
         uint64_t max_bad;               /* bytes of bad sectors a job may skip before it fails */
         unsigned client_timeout;        /* 1..CONFFILE_CLIENT_TIMEOUT_MAX seconds */
         char *keystream_backend;        /* keystream_backend_spec_parse()'s syntax; NULL: auto */
+        enum conffile_policy worker_policy;
+        unsigned worker_nice;           /* 0..CONFFILE_WORKER_NICE_MAX: the workers' nice value */
         char **allow, **deny;           /* fnmatch(3) patterns, absolute; NULL-terminated or NULL */
         size_t n_allow, n_deny;
 };
+
+/* "other", "batch", "idle"; NULL for another value. */
+const char *conffile_policy_name(enum conffile_policy p);
+/* The policy of a name; -EINVAL when there is none. */
+int conffile_policy_from_name(const char *name, enum conffile_policy *ret);
 
 /* A check the caller adds for a key (the verify syntax, whether a group exists): 0, or -EINVAL
  * with the reason in msg. Called after the built-in check of every value of a file. */

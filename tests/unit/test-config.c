@@ -54,6 +54,8 @@ static void test_values(void **state) {
                 "max-bad = 4K\n"
                 "client-timeout = 30\n"
                 "keystream-backend = aes-128-ctr:gcrypt,chacha20:openssl\n"
+                "worker-policy = idle\n"
+                "worker-nice = 19\n"
                 "allow = /dev/disk/by-id/usb-*\n"
                 "deny = /dev/sda*\n"
                 "allow = /dev/loop*\r\n"
@@ -84,6 +86,8 @@ static void test_values(void **state) {
         assert_int_equal(c.max_bad, 4096);
         assert_int_equal(c.client_timeout, 30);
         assert_string_equal(c.keystream_backend, "aes-128-ctr:gcrypt,chacha20:openssl");
+        assert_int_equal(c.worker_policy, CONFFILE_POLICY_IDLE);
+        assert_int_equal(c.worker_nice, 19);
         assert_int_equal(c.n_allow, 2);
         assert_string_equal(c.allow[0], "/dev/disk/by-id/usb-*");
         assert_string_equal(c.allow[1], "/dev/loop*");
@@ -92,7 +96,7 @@ static void test_values(void **state) {
         assert_string_equal(c.deny[1], "/dev/nvme0n1");
         assert_int_equal(c.line[CONFFILE_THREADS], 3);
         assert_int_equal(c.line[CONFFILE_BUFFERS], 4);
-        assert_int_equal(c.line[CONFFILE_ALLOW], 23);
+        assert_int_equal(c.line[CONFFILE_ALLOW], 25);
         for (unsigned k = 0; k < _CONFFILE_KEY_MAX; k++)
                 assert_true(c.set[k]);
         assert_string_equal(conffile_format(&c, CONFFILE_IO_SIZE, buf, sizeof(buf)), "4194304");
@@ -104,6 +108,8 @@ static void test_values(void **state) {
         assert_string_equal(conffile_format(&c, CONFFILE_HISTORY_MAX_AGE, buf, sizeof(buf)), "30");
         assert_string_equal(conffile_format(&c, CONFFILE_MAX_BAD, buf, sizeof(buf)), "4096");
         assert_string_equal(conffile_format(&c, CONFFILE_CLIENT_TIMEOUT, buf, sizeof(buf)), "30");
+        assert_string_equal(conffile_format(&c, CONFFILE_WORKER_POLICY, buf, sizeof(buf)), "idle");
+        assert_string_equal(conffile_format(&c, CONFFILE_WORKER_NICE, buf, sizeof(buf)), "19");
         assert_string_equal(conffile_format(&c, CONFFILE_ALLOW, buf, sizeof(buf)), "/dev/disk/by-id/usb-*, /dev/loop*");
         conffile_done(&c);
         assert_null(c.socket);
@@ -221,6 +227,68 @@ static void test_bounds(void **state) {
         conffile_done(&c);
 }
 
+/* worker-policy and worker-nice: every policy by its chrt(1) name, the kernel's values behind
+ * them, the nice bounds; anything else refused with the choices in the message. */
+static void test_priority(void **state) {
+        static const struct {
+                const char *name;
+                enum conffile_policy policy;
+                int sched;
+        } policies[] = {
+                { "other", CONFFILE_POLICY_OTHER, SCHED_OTHER },
+                { "batch", CONFFILE_POLICY_BATCH, SCHED_BATCH },
+                { "idle", CONFFILE_POLICY_IDLE, SCHED_IDLE },
+        };
+        struct conffile c = {}, empty = {};
+        enum conffile_policy p;
+        char msg[128], buf[32], err[512];
+
+        (void) state;
+        for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++) {
+                assert_int_equal(conffile_policy_from_name(policies[i].name, &p), 0);
+                assert_int_equal(p, policies[i].policy);
+                assert_int_equal((int) p, policies[i].sched);
+                assert_string_equal(conffile_policy_name(p), policies[i].name);
+                assert_int_equal(conffile_set(&c, CONFFILE_WORKER_POLICY, policies[i].name, msg, sizeof(msg)), 0);
+                assert_int_equal(c.worker_policy, policies[i].policy);
+                assert_string_equal(conffile_format(&c, CONFFILE_WORKER_POLICY, buf, sizeof(buf)), policies[i].name);
+        }
+        /* Unset, the policy reads as the normal one. */
+        assert_int_equal(empty.worker_policy, CONFFILE_POLICY_OTHER);
+        assert_string_equal(conffile_format(&empty, CONFFILE_WORKER_POLICY, buf, sizeof(buf)), "other");
+        assert_null(conffile_policy_name((enum conffile_policy) SCHED_FIFO));
+        assert_int_equal(conffile_policy_from_name("fifo", &p), -EINVAL);
+        assert_int_equal(conffile_policy_from_name("", &p), -EINVAL);
+        assert_int_equal(conffile_set(&c, CONFFILE_WORKER_NICE, "0", msg, sizeof(msg)), 0);
+        assert_int_equal(c.worker_nice, 0);
+        assert_int_equal(conffile_set(&c, CONFFILE_WORKER_NICE, "19", msg, sizeof(msg)), 0);
+        assert_int_equal(c.worker_nice, 19);
+        assert_int_equal(conffile_set(&c, CONFFILE_WORKER_NICE, "20", msg, sizeof(msg)), -EINVAL);
+        assert_string_equal(msg, "invalid nice value (0..19)");
+        assert_int_equal(c.worker_nice, 19);
+        conffile_done(&c);
+
+        assert_int_equal(parse(&c, "worker-policy = batch\nworker-nice = 10\n", err, sizeof(err)), 0);
+        assert_int_equal(c.worker_policy, CONFFILE_POLICY_BATCH);
+        assert_int_equal(c.worker_nice, 10);
+        assert_int_equal(c.line[CONFFILE_WORKER_NICE], 2);
+        conffile_done(&c);
+        parse_fails("worker-nice = 20\n", "f.conf:1: worker-nice = 20: invalid nice value (0..19)");
+        parse_fails("worker-nice = -5\n", "f.conf:1: worker-nice = -5: invalid nice value (0..19)");
+        parse_fails("worker-nice = +5\n", "f.conf:1: worker-nice = +5: invalid nice value (0..19)");
+        parse_fails("worker-nice = low\n", "f.conf:1: worker-nice = low: invalid nice value (0..19)");
+        parse_fails("worker-policy = fifo\n",
+                    "f.conf:1: worker-policy = fifo: unknown scheduling policy (other, batch, idle)");
+        parse_fails("worker-policy = Batch\n",
+                    "f.conf:1: worker-policy = Batch: unknown scheduling policy (other, batch, idle)");
+        parse_fails("worker-policy = SCHED_BATCH\n",
+                    "f.conf:1: worker-policy = SCHED_BATCH: unknown scheduling policy (other, batch, idle)");
+        parse_fails("worker-policy = normal\n",
+                    "f.conf:1: worker-policy = normal: unknown scheduling policy (other, batch, idle)");
+        parse_fails("worker-policy = idle\nworker-policy = batch\n",
+                    "f.conf:2: duplicate key \"worker-policy\" (first set on line 1)");
+}
+
 static void test_nul(void **state) {
         static const char text[] = "threads = 2\nbuf\0fers = 3\n";
         struct conffile c;
@@ -323,6 +391,8 @@ static void test_keys(void **state) {
         assert_false(conffile_key_reloads(CONFFILE_THREADS));
         assert_false(conffile_key_reloads(CONFFILE_SOCKET_GROUP));
         assert_false(conffile_key_reloads(CONFFILE_KEYSTREAM_BACKEND));
+        assert_false(conffile_key_reloads(CONFFILE_WORKER_POLICY));
+        assert_false(conffile_key_reloads(CONFFILE_WORKER_NICE));
         assert_false(conffile_key_reloads(_CONFFILE_KEY_MAX));
         assert_null(conffile_key_name(_CONFFILE_KEY_MAX));
 }
@@ -337,7 +407,9 @@ static void test_roundtrip(void **state) {
                 [CONFFILE_VERIFY] = "sample=5", [CONFFILE_CIPHER] = "chacha20", [CONFFILE_CHUNK_SIZE] = "128M",
                 [CONFFILE_CHECKPOINT_INTERVAL] = "2.5", [CONFFILE_CHECKPOINT_BYTES] = "1G",
                 [CONFFILE_RESUME] = "manual", [CONFFILE_HISTORY_MAX_AGE] = "30", [CONFFILE_MAX_BAD] = "4K",
-                [CONFFILE_CLIENT_TIMEOUT] = "30", [CONFFILE_KEYSTREAM_BACKEND] = "gcrypt", [CONFFILE_ALLOW] = "/dev/loop*", [CONFFILE_DENY] = "/dev/sd*",
+                [CONFFILE_CLIENT_TIMEOUT] = "30", [CONFFILE_WORKER_POLICY] = "batch", [CONFFILE_WORKER_NICE] = "10",
+                [CONFFILE_KEYSTREAM_BACKEND] = "gcrypt",
+                [CONFFILE_ALLOW] = "/dev/loop*", [CONFFILE_DENY] = "/dev/sd*",
         };
         struct conffile a = {}, b = {}, empty = {}, merged = {}, file;
         char msg[128], buf[128], text[4096] = "", err[512];
@@ -459,6 +531,7 @@ int main(void) {
                 cmocka_unit_test(test_empty),
                 cmocka_unit_test(test_errors),
                 cmocka_unit_test(test_bounds),
+                cmocka_unit_test(test_priority),
                 cmocka_unit_test(test_nul),
                 cmocka_unit_test(test_check),
                 cmocka_unit_test(test_merge),
