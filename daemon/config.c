@@ -69,6 +69,10 @@ static int config_defaults(struct conffile *c) {
                 c->max_bad = WIPED_MAX_BAD_DEFAULT;
         if (!c->set[CONFFILE_CLIENT_TIMEOUT])
                 c->client_timeout = WIPED_CLIENT_TIMEOUT_DEFAULT;
+        if (!c->set[CONFFILE_WORKER_POLICY])
+                c->worker_policy = WIPED_WORKER_POLICY_DEFAULT;
+        if (!c->set[CONFFILE_WORKER_NICE])
+                c->worker_nice = WIPED_WORKER_NICE_DEFAULT;
         /* resume (auto) and history-max-age (0: forever) default to their zero values. */
         if ((!c->socket && !(c->socket = strdup(sock))) ||
             (!c->state_dir && !(c->state_dir = strdup(WIPED_STATE_DIR_DEFAULT))) ||
@@ -174,6 +178,12 @@ static void config_keep(struct conffile *next, struct conffile *cur, enum conffi
                 break;
         case CONFFILE_MAX_RATE:
                 next->max_rate = cur->max_rate;
+                break;
+        case CONFFILE_WORKER_POLICY:
+                next->worker_policy = cur->worker_policy;
+                break;
+        case CONFFILE_WORKER_NICE:
+                next->worker_nice = cur->worker_nice;
                 break;
         case CONFFILE_SOCKET:
                 a = &next->socket, b = &cur->socket;

@@ -18,6 +18,9 @@
 #define WIPED_CHECKPOINT_BYTES_DEFAULT (4ull << 30)     /* checkpoint-bytes */
 #define WIPED_MAX_BAD_DEFAULT (16ull << 20)             /* max-bad */
 #define WIPED_CLIENT_TIMEOUT_DEFAULT 60                 /* client-timeout, seconds */
+/* worker-policy and worker-nice: see wiped(8) "OPTIONS" for the measurement behind them. */
+#define WIPED_WORKER_POLICY_DEFAULT CONFFILE_POLICY_BATCH
+#define WIPED_WORKER_NICE_DEFAULT 10
 
 /* Read the configuration file at path (NULL: WIPED_CONFIG_DEFAULT, which may be missing; a path
  * given must exist), put cmdline (the command line and environment: taken over and reset) over it
@@ -32,7 +35,8 @@ const struct conffile *config_settings(void);
  * where they are next read: method, verify, cipher, allow, deny and chunk-size from the next
  * request on, checkpoint-interval and checkpoint-bytes from a running job's next checkpoint,
  * resume and history-max-age when next consulted. A changed setting that needs a restart
- * (threads, buffers, io-size, queue-depth, max-rate, socket, state-dir, socket-group) keeps its
+ * (threads, buffers, io-size, queue-depth, max-rate, worker-policy, worker-nice, socket, state-dir,
+ * socket-group) keeps its
  * value, with a warning naming it. A file that does not parse changes nothing. Logs what it did;
  * returns 0 or -errno. */
 int config_reload(void);

@@ -517,6 +517,8 @@ struct pool_config {
         uint32_t io_size;               /* bytes per buffer: the largest I/O */
         unsigned queue_depth;           /* default I/Os in flight per device; 0: from its topology */
         uint64_t max_rate;              /* bytes/s over all jobs; 0: none */
+        int worker_policy;              /* the workers' SCHED_OTHER, SCHED_BATCH or SCHED_IDLE (worker-policy) */
+        unsigned worker_nice;           /* and their nice value, 0..19 (worker-nice) */
 };
 
 /* Start the worker threads, each with its own io_uring and buffers. Returns 0 or -errno. */
@@ -533,6 +535,11 @@ void pool_lock(struct pool *pool);
 void pool_unlock(struct pool *pool);
 /* Wake every worker to look at the jobs again (a job was cancelled or failed). Takes the pool lock. */
 void pool_wake(struct pool *pool);
+/* Give the calling worker thread the pool's CPU priority: its nice value (never raised: a daemon
+ * started at a higher nice value keeps its workers there), then its scheduling policy. Called
+ * first thing by each worker, so that the kernel threads its io_uring starts for it inherit
+ * both. A failure is logged once for all workers, and the worker runs on as it is. */
+void pool_thread_priority(struct pool *pool);
 /* Stop claiming, wait for in-flight writes, join the threads, free. Accepts NULL. */
 void pool_free(struct pool *pool);
 unsigned pool_threads(struct pool *pool);
@@ -544,8 +551,8 @@ uint64_t pool_max_rate(struct pool *pool);
 uint64_t pool_memory(struct pool *pool);
 /* Whether every worker's buffers are registered (pinned) with its ring. */
 bool pool_registered(struct pool *pool);
-/* {"threads","buffers","io_size","queue_depth","max_rate","buffer_memory","registered_buffers"};
- * NULL on ENOMEM. */
+/* {"threads","buffers","io_size","queue_depth","max_rate","buffer_memory","registered_buffers",
+ * "worker_policy","worker_nice","worker_priority_applied"}; NULL on ENOMEM. */
 struct json_object *pool_json(struct pool *pool);
 
 /* server.c */

@@ -43,6 +43,9 @@ static void usage(FILE *f) {
                 "      --io-size SIZE     bytes per buffer: the largest I/O, multiple of 4096 (default 1M)\n"
                 "      --queue-depth N    I/Os in flight per device (default 0: %d, rotational %d)\n"
                 "      --max-rate RATE    limit of all I/O together, bytes/s (200M = 200 MB/s; default none)\n"
+                "      --worker-policy other|batch|idle\n"
+                "                         CPU scheduling policy of the worker threads (default %s)\n"
+                "      --worker-nice N    nice value of the worker threads, 0..19 (default %d)\n"
                 "      --chunk-size SIZE  bytes per chunk of a new job, 1M..1G, multiple of 1M (default 64M)\n"
                 "      --checkpoint-interval SECONDS\n"
                 "                         longest time between checkpoints of a job, 0.1..3600 (default 5)\n"
@@ -64,7 +67,7 @@ static void usage(FILE *f) {
                 "  -h, --help             this text\n"
                 "  -V, --version          version\n\n"
                 "The command line wins over the configuration file. See wiped(8).\n", WIPED_BUFFERS, WIPED_QD_SSD,
-                WIPED_QD_ROTATIONAL);
+                WIPED_QD_ROTATIONAL, conffile_policy_name(WIPED_WORKER_POLICY_DEFAULT), WIPED_WORKER_NICE_DEFAULT);
 }
 
 enum {
@@ -80,6 +83,8 @@ enum {
         OPT_MAX_BAD,
         OPT_CLIENT_TIMEOUT,
         OPT_BACKEND,
+        OPT_WORKER_POLICY,
+        OPT_WORKER_NICE,
 };
 
 /* The options that are keys of the configuration file too (the same names and checks): true
@@ -93,6 +98,7 @@ static bool option_key(int c, enum conffile_key *ret) {
                 { OPT_RESUME, CONFFILE_RESUME }, { OPT_HISTORY, CONFFILE_HISTORY_MAX_AGE },
                 { OPT_MAX_BAD, CONFFILE_MAX_BAD }, { OPT_CLIENT_TIMEOUT, CONFFILE_CLIENT_TIMEOUT },
                 { OPT_BACKEND, CONFFILE_KEYSTREAM_BACKEND },
+                { OPT_WORKER_POLICY, CONFFILE_WORKER_POLICY }, { OPT_WORKER_NICE, CONFFILE_WORKER_NICE },
         };
 
         for (size_t i = 0; i < sizeof(keyed) / sizeof(keyed[0]); i++)
@@ -153,6 +159,8 @@ static int parse_args(int argc, char **argv, struct options *o) {
                 { "max-bad", required_argument, NULL, OPT_MAX_BAD },
                 { "client-timeout", required_argument, NULL, OPT_CLIENT_TIMEOUT },
                 { "keystream-backend", required_argument, NULL, OPT_BACKEND },
+                { "worker-policy", required_argument, NULL, OPT_WORKER_POLICY },
+                { "worker-nice", required_argument, NULL, OPT_WORKER_NICE },
                 { "foreground", no_argument, NULL, 'f' },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
@@ -449,7 +457,9 @@ int main(int argc, char **argv) {
         if (r < 0)
                 log_warning("cannot start the flusher thread (%s): workers flush themselves", strerror(-r));
         r = pool_new(&pool, &(struct pool_config) { .threads = s->threads, .buffers = s->buffers, .io_size = s->io_size,
-                                                    .queue_depth = s->queue_depth, .max_rate = s->max_rate });
+                                                    .queue_depth = s->queue_depth, .max_rate = s->max_rate,
+                                                    .worker_policy = (int) s->worker_policy,
+                                                    .worker_nice = s->worker_nice });
         if (r < 0) {
                 log_error("cannot start %u workers: %s", s->threads, strerror(-r));
                 goto fail;
@@ -462,10 +472,12 @@ int main(int argc, char **argv) {
                 else
                         snprintf(qd, sizeof(qd), "%d (rotational %d)", WIPED_QD_SSD, WIPED_QD_ROTATIONAL);
                 log_info("wiped " PACKAGE_VERSION ": socket %s, state %s; %u threads x %u buffers x %u KiB = %s of I/O "
-                         "buffers (%s); %s I/Os in flight per device; rate limit %s", s->socket, s->state_dir,
-                         s->threads, s->buffers, s->io_size >> 10, units_size(mem, sizeof(mem), pool_memory(pool)),
+                         "buffers (%s); %s I/Os in flight per device; rate limit %s; workers at policy %s, nice %u",
+                         s->socket, s->state_dir, s->threads, s->buffers, s->io_size >> 10,
+                         units_size(mem, sizeof(mem), pool_memory(pool)),
                          pool_registered(pool) ? "registered" : "not registered", qd,
-                         s->max_rate ? units_rate(rate, sizeof(rate), (double) s->max_rate) : "none");
+                         s->max_rate ? units_rate(rate, sizeof(rate), (double) s->max_rate) : "none",
+                         conffile_policy_name(s->worker_policy), s->worker_nice);
         }
         job_load_all(pool);
         daemonize_ready(ready_fd, true);

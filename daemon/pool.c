@@ -9,14 +9,18 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 #include <liburing.h>
 
 #include "cleanup.h"
+#include "conffile.h"
 #include "daemon.h"
 #include "worker-private.h"
 
@@ -68,6 +72,11 @@ struct json_object *pool_json(struct pool *pool) {
         json_object_object_add(o, "max_rate", json_object_new_uint64(pool->rate.bps));
         json_object_object_add(o, "buffer_memory", json_object_new_uint64(pool_memory(pool)));
         json_object_object_add(o, "registered_buffers", json_object_new_boolean(pool_registered(pool)));
+        json_object_object_add(o, "worker_policy",
+                               json_object_new_string(conffile_policy_name((enum conffile_policy) pool->worker_policy)));
+        json_object_object_add(o, "worker_nice", json_object_new_int((int) pool->worker_nice));
+        json_object_object_add(o, "worker_priority_applied",
+                               json_object_new_boolean(!atomic_load(&pool->priority_failed)));
         return o;
 }
 
@@ -146,6 +155,34 @@ void pool_add_job(struct pool *pool, struct job *job) {
         pool->active[pool->n_active++] = job;
         pool_bump_locked(pool);
         pthread_mutex_unlock(&pool->lock);
+}
+
+/* Priority is per thread on Linux: setpriority() with a thread id and sched_setscheduler(0, ...)
+ * change the calling thread alone, never the main thread that answers the socket. */
+void pool_thread_priority(struct pool *pool) {
+        struct sched_param sp = { .sched_priority = 0 };
+        const char *policy = conffile_policy_name((enum conffile_policy) pool->worker_policy);
+        pid_t tid = gettid();
+        int now, e_nice = 0, e_policy = 0;
+        char nice_msg[96] = "", policy_msg[96] = "";
+
+        errno = 0;
+        now = getpriority(PRIO_PROCESS, (id_t) tid);
+        if ((errno != 0 || now < (int) pool->worker_nice) &&
+            setpriority(PRIO_PROCESS, (id_t) tid, (int) pool->worker_nice) < 0)
+                e_nice = errno;
+        now = sched_getscheduler(0);
+        if ((now < 0 || (now & ~SCHED_RESET_ON_FORK) != pool->worker_policy) &&
+            sched_setscheduler(0, pool->worker_policy, &sp) < 0)
+                e_policy = errno;
+        if ((!e_nice && !e_policy) || atomic_exchange(&pool->priority_failed, true))
+                return;
+        if (e_nice)
+                snprintf(nice_msg, sizeof(nice_msg), "worker-nice = %u (%s)", pool->worker_nice, strerror(e_nice));
+        if (e_policy)
+                snprintf(policy_msg, sizeof(policy_msg), "worker-policy = %s (%s)", policy, strerror(e_policy));
+        log_warning("worker threads: cannot set %s%s%s: they run on at the priority they have", nice_msg,
+                    e_nice && e_policy ? ", " : "", policy_msg);
 }
 
 static void worker_done(struct worker *w) {
@@ -248,7 +285,8 @@ int pool_new(struct pool **ret, const struct pool_config *cfg) {
 
         if (cfg->threads == 0 || cfg->threads > WIPED_THREADS_MAX || cfg->buffers == 0 ||
             cfg->buffers > WIPED_BUFFERS_MAX || cfg->queue_depth > WIPED_QD_MAX || cfg->io_size == 0 ||
-            cfg->io_size % 4096 != 0)
+            cfg->io_size % 4096 != 0 || cfg->worker_nice > CONFFILE_WORKER_NICE_MAX ||
+            !conffile_policy_name((enum conffile_policy) cfg->worker_policy))
                 return -EINVAL;
 
         /* Registered buffers are pinned memory: lift RLIMIT_MEMLOCK to what they need if we can. */
@@ -280,6 +318,8 @@ int pool_new(struct pool **ret, const struct pool_config *cfg) {
         pool->buffers = cfg->buffers;
         pool->queue_depth = cfg->queue_depth;
         pool->io_size = cfg->io_size;
+        pool->worker_policy = cfg->worker_policy;
+        pool->worker_nice = cfg->worker_nice;
         rate_init(&pool->rate, cfg->max_rate);
         pool->workers = calloc(cfg->threads, sizeof(*pool->workers));
         if (!pool->workers) {

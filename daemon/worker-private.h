@@ -81,6 +81,9 @@ struct pool {
         unsigned threads, buffers, queue_depth;
         uint32_t io_size;
         struct rate_limit rate;
+        int worker_policy;              /* SCHED_OTHER, SCHED_BATCH or SCHED_IDLE, for every worker */
+        unsigned worker_nice;
+        atomic_bool priority_failed;    /* a worker could not take them (logged once) */
         struct worker *workers;
         unsigned started;
 };

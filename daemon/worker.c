@@ -529,6 +529,8 @@ void *worker_main(void *arg) {
 
         snprintf(name, sizeof(name), "wiped-w%u", w->index);
         pthread_setname_np(pthread_self(), name);
+        /* Before the first I/O: io_uring's helper threads for this worker inherit the priority. */
+        pool_thread_priority(pool);
         if (w->disabled) {
                 /* io_uring_enable_rings() is declared but not exported by liburing 2.3. */
                 int r = syscall(__NR_io_uring_register, w->ring.ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0) < 0 ?
