@@ -19,7 +19,7 @@
 #define WIPED_MAX_BAD_DEFAULT (16ull << 20)             /* max-bad */
 #define WIPED_CLIENT_TIMEOUT_DEFAULT 60                 /* client-timeout, seconds */
 /* worker-policy and worker-nice: see wiped(8) "OPTIONS" for the measurement behind them. */
-#define WIPED_WORKER_POLICY_DEFAULT CONFFILE_POLICY_BATCH
+#define WIPED_WORKER_POLICY_DEFAULT CONFFILE_POLICY_OTHER
 #define WIPED_WORKER_NICE_DEFAULT 10
 
 /* Read the configuration file at path (NULL: WIPED_CONFIG_DEFAULT, which may be missing; a path

@@ -82,13 +82,13 @@ check_reported() {
         jq_is "$1" '.daemon.worker_priority_applied' "$5" "$2"
 }
 
-# --- the defaults: batch at nice 10 ------------------------------------------------------------
+# --- the defaults: the normal policy at nice 10 -------------------------------------------------
 start_daemon --threads 2
-grep -q "workers at policy batch, nice 10" "$TEST_DIR/daemon.log" || fail "start-up line without the workers' priority"
-check_reported "$(wipectl --json version)" "version (defaults)" batch 10 true
+grep -q "workers at policy other, nice 10" "$TEST_DIR/daemon.log" || fail "start-up line without the workers' priority"
+check_reported "$(wipectl --json version)" "version (defaults)" other 10 true
 id=$(running_wipe)
-check_threads "defaults" 10 $BATCH
-check_reported "$(wipectl --json status)" "status (defaults)" batch 10 true
+check_threads "defaults" 10 $OTHER
+check_reported "$(wipectl --json status)" "status (defaults)" other 10 true
 cancel_job "$id"
 stop_daemon || fail "daemon exit status $?"
 
@@ -116,7 +116,13 @@ check_reported "$(wipectl --json version)" "version after SIGHUP" idle 3 true
 check_threads "after SIGHUP" 3 $IDLE
 stop_daemon || fail "daemon exit status $?"
 
-# --- the normal priority: nothing lowered -------------------------------------------------------
+# --- batch, and the normal priority: nothing lowered ---------------------------------------------
+start_daemon --threads 2 --worker-policy batch --worker-nice 19
+check_reported "$(wipectl --json status)" "status (batch, 19)" batch 19 true
+id=$(running_wipe)
+check_threads "batch, nice 19" 19 $BATCH
+cancel_job "$id"
+stop_daemon || fail "daemon exit status $?"
 start_daemon --threads 2 --worker-policy other --worker-nice 0
 check_reported "$(wipectl --json status)" "status (other, 0)" other 0 true
 id=$(running_wipe)
