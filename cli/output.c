@@ -354,7 +354,8 @@ static int output_ended_text(struct json_object *jobs) {
 }
 
 /* "wiped: 2 threads x 32 buffers x 1.00 MiB = 64.1 MiB of I/O buffers (registered), 8 I/Os in
- * flight per device (rotational 4), no rate limit" from the daemon object of version or status. */
+ * flight per device (rotational 4), no rate limit; workers at nice 10 (other)" from the daemon
+ * object of version or status. */
 static void output_daemon_line(struct json_object *d) {
         char mem[32], io[32], rate[32];
         int64_t qd = output_get_int(d, "queue_depth", 0), max_rate = output_get_int(d, "max_rate", 0);
@@ -372,9 +373,18 @@ static void output_daemon_line(struct json_object *d) {
                 printf("%" PRId64 " I/Os in flight per device (rotational %" PRId64 "), ",
                        output_get_int(d, "queue_depth_nonrotational", -1), output_get_int(d, "queue_depth_rotational", -1));
         if (max_rate > 0)
-                printf("all I/O at most %s\n", units_rate(rate, sizeof(rate), (double) max_rate));
+                printf("all I/O at most %s", units_rate(rate, sizeof(rate), (double) max_rate));
         else
-                printf("no rate limit\n");
+                printf("no rate limit");
+        if (json_object_object_get_ex(d, "worker_nice", NULL)) {
+                struct json_object *applied = NULL;
+
+                printf("; workers at nice %" PRId64 " (%s)%s", output_get_int(d, "worker_nice", -1),
+                       output_get_string(d, "worker_policy", "?"),
+                       json_object_object_get_ex(d, "worker_priority_applied", &applied) &&
+                       !json_object_get_boolean(applied) ? ", not applied: see the daemon's log" : "");
+        }
+        printf("\n");
 }
 
 /* "keystream: aes-128-ctr by gcrypt (the fastest: gcrypt 21.2 GB/s, openssl 10.4 GB/s); ..." */

@@ -86,6 +86,7 @@ check_reported() {
 start_daemon --threads 2
 grep -q "workers at policy other, nice 10" "$TEST_DIR/daemon.log" || fail "start-up line without the workers' priority"
 check_reported "$(wipectl --json version)" "version (defaults)" other 10 true
+wipectl version | grep -q "no rate limit; workers at nice 10 (other)$" || fail "wipectl version: $(wipectl version)"
 id=$(running_wipe)
 check_threads "defaults" 10 $OTHER
 check_reported "$(wipectl --json status)" "status (defaults)" other 10 true
@@ -157,6 +158,8 @@ tail -n +"$from" "$log" | grep -qF "worker threads: cannot set worker-policy = b
         fail "unexpected warning: $(grep 'cannot set' "$log")"
 [ "$(tail -n +"$from" "$log" | grep -c "cannot set")" = 1 ] || fail "the warning was logged more than once"
 check_reported "$(wipectl --json version)" "version (not permitted)" batch 10 false
+wipectl version | grep -q "workers at nice 10 (batch), not applied: see the daemon's log$" ||
+        fail "wipectl version: $(wipectl version)"
 # The nice value was still lowered; the policy stays the daemon's.
 check_threads "not permitted" 10 $IDLE 0 $IDLE
 out=$(wipectl --json wipe --yes --verify last "$small") || fail "wipe with the priority not set exited $?: $out"
