@@ -28,6 +28,16 @@ static const char *const backend_names[_KEYSTREAM_BACKEND_MAX] = {
         [KEYSTREAM_BACKEND_GCRYPT] = "gcrypt",
 };
 
+/* The index of name in names[0..n): 0..n-1, or -EINVAL. */
+static int name_index(const char *const *names, unsigned n, const char *name) {
+        if (!name)
+                return -EINVAL;
+        for (unsigned i = 0; i < n; i++)
+                if (strcmp(name, names[i]) == 0)
+                        return (int) i;
+        return -EINVAL;
+}
+
 const char *keystream_cipher_name(enum keystream_cipher c) {
         if ((unsigned) c >= _KEYSTREAM_CIPHER_MAX)
                 return NULL;
@@ -35,14 +45,12 @@ const char *keystream_cipher_name(enum keystream_cipher c) {
 }
 
 int keystream_cipher_from_name(const char *name, enum keystream_cipher *ret) {
-        if (!name || !ret)
+        int i = name_index(cipher_names, _KEYSTREAM_CIPHER_MAX, name);
+
+        if (i < 0 || !ret)
                 return -EINVAL;
-        for (unsigned i = 0; i < _KEYSTREAM_CIPHER_MAX; i++)
-                if (strcmp(name, cipher_names[i]) == 0) {
-                        *ret = (enum keystream_cipher) i;
-                        return 0;
-                }
-        return -EINVAL;
+        *ret = (enum keystream_cipher) i;
+        return 0;
 }
 
 static bool cpu_has_aes(void) {
@@ -83,14 +91,12 @@ const char *keystream_backend_name(enum keystream_backend b) {
 }
 
 int keystream_backend_from_name(const char *name, enum keystream_backend *ret) {
-        if (!name || !ret)
+        int i = name_index(backend_names, _KEYSTREAM_BACKEND_MAX, name);
+
+        if (i < 0 || !ret)
                 return -EINVAL;
-        for (unsigned i = 0; i < _KEYSTREAM_BACKEND_MAX; i++)
-                if (strcmp(name, backend_names[i]) == 0) {
-                        *ret = (enum keystream_backend) i;
-                        return 0;
-                }
-        return -EINVAL;
+        *ret = (enum keystream_backend) i;
+        return 0;
 }
 
 int keystream_backend_spec_parse(const char *spec, enum keystream_backend want[_KEYSTREAM_CIPHER_MAX]) {
