@@ -23,6 +23,17 @@ static const struct method methods[] = {
           "which sectors were wiped.", false },
         { "random-zero", "random,zero",
           "A random pass, then zeros, so that the drive reads back blank.", false },
+        { "zeroout", "zeroout",
+          "The block layer's write-zeroes (BLKZEROOUT): the drive zeroes the blocks itself where it "
+          "can (SCSI WRITE SAME, NVMe Write Zeroes), else the kernel writes zeros. Reads back as zeros; "
+          "NIST SP 800-88 Clear, like a zero pass.", false },
+        { "discard", "discard",
+          "Discard (TRIM/UNMAP/Deallocate, BLKDISCARD) every block. Fast on flash, but what a "
+          "discarded block reads back as is up to the drive: verification expects zeros and fails "
+          "where the drive returns anything else. Not a sanitization on its own.", false },
+        { "secure-discard", "secure-discard",
+          "Secure discard (BLKSECDISCARD): the drive erases the blocks and every copy of them; "
+          "eMMC and a few others offer it. The job fails at once where the device does not.", false },
         { "dod-3pass", "zero,one,random",
           "DoD 5220.22-M style: zeros, ones, random. Legacy: adds no security over one pass on "
           "modern drives (NIST SP 800-88).", true },
@@ -55,12 +66,44 @@ static int hexval(char c) {
         return -1;
 }
 
+/* The erase commands' passes, by name. */
+static const struct {
+        const char *name;
+        enum pass_op op;
+} pass_ops[] = {
+        { "zeroout", PASS_OP_ZEROOUT },
+        { "discard", PASS_OP_DISCARD },
+        { "secure-discard", PASS_OP_SECURE_DISCARD },
+};
+
+const char *pass_op_command(enum pass_op op) {
+        switch (op) {
+        case PASS_OP_ZEROOUT:
+                return "BLKZEROOUT";
+        case PASS_OP_DISCARD:
+                return "BLKDISCARD";
+        case PASS_OP_SECURE_DISCARD:
+                return "BLKSECDISCARD";
+        case PASS_OP_WRITE:
+                break;
+        }
+        return NULL;
+}
+
 int pass_parse(const char *s, struct pass *ret) {
         struct pass p = { .kind = PASS_PATTERN };
         size_t len;
 
         if (!s)
                 return -EINVAL;
+        for (size_t i = 0; i < sizeof(pass_ops) / sizeof(pass_ops[0]); i++)
+                if (strcmp(s, pass_ops[i].name) == 0) {
+                        /* What the command leaves is checked as zeros. */
+                        p.op = pass_ops[i].op;
+                        p.pattern_len = 1;
+                        *ret = p;
+                        return 0;
+                }
         if (strcmp(s, "random") == 0) {
                 *ret = (struct pass) { .kind = PASS_RANDOM };
                 return 0;
@@ -98,6 +141,11 @@ int pass_parse(const char *s, struct pass *ret) {
 char *pass_name(const struct pass *p, char *buf, size_t n) {
         size_t o;
 
+        for (size_t i = 0; p->op != PASS_OP_WRITE && i < sizeof(pass_ops) / sizeof(pass_ops[0]); i++)
+                if (pass_ops[i].op == p->op) {
+                        snprintf(buf, n, "%s", pass_ops[i].name);
+                        return buf;
+                }
         if (p->kind == PASS_RANDOM)
                 snprintf(buf, n, "random");
         else if (p->pattern_len == 1 && p->pattern[0] == 0x00)

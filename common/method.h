@@ -1,6 +1,12 @@
 /* Wipe methods: what each pass writes. One table of named methods; passes are "random" (the
  * keystream), "zero", "one" (0xFF) or "0x" and 2k hex digits, a k-byte pattern repeated over the
- * device from offset 0 (byte o holds pattern[o % k]), so any range can be checked alone. */
+ * device from offset 0 (byte o holds pattern[o % k]), so any range can be checked alone.
+ *
+ * Three passes write nothing themselves but ask the block layer to erase: "zeroout"
+ * (BLKZEROOUT: the device's write-zeroes command where it has one, else the kernel writes zero
+ * pages), "discard" (BLKDISCARD) and "secure-discard" (BLKSECDISCARD). Each is a zero pattern
+ * with an op: what they leave is checked as zeros, so verification, resume checks and reports
+ * treat them as the zero pass they should read back as. */
 #pragma once
 
 #include <stdbool.h>
@@ -15,8 +21,18 @@ enum pass_kind {
         PASS_PATTERN,
 };
 
+/* How a pass reaches the device: written from buffers, or one of the block layer's erase
+ * commands (then the pass is the zero pattern it reads back as). */
+enum pass_op {
+        PASS_OP_WRITE,
+        PASS_OP_ZEROOUT,                /* BLKZEROOUT */
+        PASS_OP_DISCARD,                /* BLKDISCARD */
+        PASS_OP_SECURE_DISCARD,         /* BLKSECDISCARD */
+};
+
 struct pass {
         enum pass_kind kind;
+        enum pass_op op;                /* PASS_OP_WRITE unless an erase command */
         uint8_t pattern[METHOD_PATTERN_MAX];
         uint8_t pattern_len;            /* 1..METHOD_PATTERN_MAX for PASS_PATTERN */
 };
@@ -28,11 +44,16 @@ struct method {
         bool legacy;                    /* adds nothing over one pass on modern drives (NIST SP 800-88) */
 };
 
-/* Parse one pass ("random", "zero", "one", "0x55", "0x924924"; case-insensitive hex).
+/* Parse one pass ("random", "zero", "one", "0x55", "0x924924"; case-insensitive hex; "zeroout",
+ * "discard", "secure-discard").
  * Returns 0 or -EINVAL. */
 int pass_parse(const char *s, struct pass *ret);
-/* Canonical name: "random", "zero", "one", or "0x" and lower-case hex. Returns buf. */
+/* Canonical name: "random", "zero", "one", "0x" and lower-case hex, or the erase command's name
+ * ("zeroout", "discard", "secure-discard"). Returns buf. */
 char *pass_name(const struct pass *p, char *buf, size_t n);
+/* The ioctl an erase command's pass is ("BLKZEROOUT", "BLKDISCARD", "BLKSECDISCARD"), or NULL
+ * for a pass that is written. */
+const char *pass_op_command(enum pass_op op);
 /* Parse a comma-separated list of 1..METHOD_PASSES_MAX passes into ret (malloc'd).
  * Returns 0, -EINVAL (a bad pass or count) or -ENOMEM. */
 int pass_list_parse(const char *list, struct pass **ret, size_t *n);

@@ -408,6 +408,9 @@ static struct json_object *passes_json(struct job *job, bool with_keys) {
 
                 json_add(p, "pass", json_object_new_int((int) i + 1));
                 json_add(p, "pattern", json_object_new_string(pass_name(&jp->pass, name, sizeof(name))));
+                if (jp->pass.op != PASS_OP_WRITE)
+                        /* Checked as zeros: what the report's check command compares with. */
+                        json_add(p, "command", json_object_new_string(pass_op_command(jp->pass.op)));
                 if (jp->pass.kind == PASS_RANDOM) {
                         json_add(p, "cipher", json_object_new_string(keystream_cipher_name(job->cipher)));
                         /* The fingerprint names the key without revealing it: SHA-256, first 16 bytes. */

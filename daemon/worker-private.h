@@ -37,6 +37,7 @@ struct slot {
         void *buf;
         struct chunk_work *cw;          /* NULL when free */
         bool read;                      /* a verification read, else a write */
+        uint8_t op;                     /* a write: enum pass_op (an erase command uses no buffer) */
         uint64_t offset;                /* device offset of buf[0] */
         uint32_t len;                   /* bytes of this I/O */
         uint32_t done;                  /* bytes already transferred (short transfers) */

@@ -15,6 +15,15 @@
  *  - a rotational device is held by one worker at a time, so its chunks are written in order;
  *  - a job's and the pool's rate limits (rate.h).
  *
+ * A pass of an erase command (zeroout, discard, secure-discard) fills no buffer: a slot carries
+ * one command over a whole extent of its unit (up to ERASE_PIECE_MAX). Zeroout goes through the
+ * ring as a fallocate(FALLOC_FL_ZERO_RANGE) of the block device, which the kernel turns into the
+ * same blkdev_issue_zeroout() as BLKZEROOUT, without blocking the worker. Discard and secure
+ * discard have no such asynchronous form on every kernel we support (io_uring's discard command
+ * came with Linux 6.12): the worker issues the ioctl itself, so while a drive takes it the
+ * worker's other devices wait; a discard is a matter of milliseconds on the flash drives that
+ * have one.
+ *
  * Units are claimed under the pool lock, once per unit and not per write. A worker looks for
  * new units when the pool's epoch moves (a job was added, a unit was given up) or when one of
  * its units ran out. */
@@ -25,6 +34,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +55,8 @@
 /* How long a worker whose units are all at their device's queue depth waits before it looks
  * again (completions of other workers free those places without waking it). */
 #define CAPPED_WAIT_NS (2ull * 1000 * 1000)
+/* The most one erase command covers: a unit's extent (a 64 MiB chunk) is one command. */
+#define ERASE_PIECE_MAX (1u << 30)
 
 static bool worker_holds(const struct worker *w, const struct job *job) {
         for (unsigned i = 0; i < w->n_held; i++)
@@ -147,6 +162,14 @@ static bool unit_exhausted(struct chunk_work *cw) {
         return !unit_next_piece(cw, 1, &off, &len);
 }
 
+/* The most bytes one I/O of the unit carries: an I/O buffer, or a whole extent for an erase
+ * command. */
+static uint32_t unit_piece_max(const struct chunk_work *cw) {
+        if (cw->u.kind == STAGE_WRITE && cw->u.pass->pass.op != PASS_OP_WRITE)
+                return ERASE_PIECE_MAX;
+        return cw->u.job->piece;
+}
+
 /* Give a unit back once nothing of it is in flight and it is no longer held: finished when all
  * of it was submitted and the job was not aborted. Others may then claim its job's next unit. */
 static void worker_unit_maybe_release(struct worker *w, struct chunk_work *cw) {
@@ -193,7 +216,10 @@ static void worker_queue(struct worker *w, struct slot *s) {
         uint64_t off = s->offset + s->done;
 
         /* The ring has room for every slot, so sqe is never NULL. */
-        if (s->read && w->fixed)
+        if (!s->read && s->op == PASS_OP_ZEROOUT)
+                /* blkdev_fallocate(): blkdev_issue_zeroout() with BLKDEV_ZERO_NOUNMAP, as BLKZEROOUT. */
+                io_uring_prep_fallocate(sqe, fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, (off_t) off, (off_t) len);
+        else if (s->read && w->fixed)
                 io_uring_prep_read_fixed(sqe, fd, p, len, off, (int) idx);
         else if (s->read)
                 io_uring_prep_read(sqe, fd, p, len, off);
@@ -320,7 +346,7 @@ static struct chunk_work *worker_pick(struct worker *w, uint64_t *off, uint32_t 
                         uint64_t o, progress;
                         uint32_t l;
 
-                        if (atomic_load(&job->abort) || !unit_next_piece(cw, job->piece, &o, &l)) {
+                        if (atomic_load(&job->abort) || !unit_next_piece(cw, unit_piece_max(cw), &o, &l)) {
                                 /* The job's next unit, if any, is claimed before this worker waits. */
                                 w->claim_now = true;
                                 worker_unhold(w, i);
@@ -361,7 +387,7 @@ static struct chunk_work *worker_pick(struct worker *w, uint64_t *off, uint32_t 
                 /* Another worker may have taken the last place in the queue meanwhile: look again. */
                 if (!worker_inflight_take(best->u.job))
                         continue;
-                unit_next_piece(best, best->u.job->piece, off, len);
+                unit_next_piece(best, unit_piece_max(best), off, len);
                 if (now) {
                         rate_take(&best->u.job->rate, now, *len);
                         rate_take(&pool->rate, now, *len);
@@ -370,6 +396,9 @@ static struct chunk_work *worker_pick(struct worker *w, uint64_t *off, uint32_t 
                 return best;
         }
 }
+
+static int worker_discard(int fd, enum pass_op op, uint64_t off, uint32_t len);
+static void worker_complete(struct worker *w, struct slot *s, int res);
 
 /* Fill free buffers with the next pieces of the held units (claiming units as needed) and queue
  * their I/O: writes carry exactly the pass's bytes for their offsets, reads are compared on
@@ -384,6 +413,7 @@ static uint64_t worker_fill(struct worker *w) {
                 struct job *job;
                 uint64_t off = 0;
                 uint32_t len = 0;
+                enum pass_op op;
                 bool read;
                 int r;
 
@@ -398,10 +428,11 @@ static uint64_t worker_fill(struct worker *w) {
                         break;
                 job = cw->u.job;
                 read = cw->u.kind == STAGE_VERIFY;
-                s = worker_take_slot(w, read ? NULL : &cw->u.pass->pass, off, len);
+                op = read ? PASS_OP_WRITE : cw->u.pass->pass.op;
+                s = worker_take_slot(w, read || op != PASS_OP_WRITE ? NULL : &cw->u.pass->pass, off, len);
                 if (read)
                         s->pattern_len = 0;     /* the read overwrites it */
-                else {
+                else if (op == PASS_OP_WRITE) {
                         r = worker_prepare_write(w, s, &cw->u, off, len);
                         if (r < 0) {
                                 w->free_slots[w->n_free++] = (unsigned) (s - w->slots);
@@ -413,11 +444,17 @@ static uint64_t worker_fill(struct worker *w) {
                 }
                 s->cw = cw;
                 s->read = read;
+                s->op = (uint8_t) op;
                 s->offset = off;
                 s->len = len;
                 s->done = 0;
                 cw->cursor = off + len;
                 cw->pending++;
+                if (op == PASS_OP_DISCARD || op == PASS_OP_SECURE_DISCARD) {
+                        w->inflight++;
+                        worker_complete(w, s, worker_discard(job->fd, op, off, len));
+                        continue;
+                }
                 worker_queue(w, s);
                 w->inflight++;
                 /* Start the device at once while it has little to do; else hand over batches. */
@@ -427,14 +464,41 @@ static uint64_t worker_fill(struct worker *w) {
         return wait_ns;
 }
 
+/* BLKDISCARD or BLKSECDISCARD of [off, off + len) on fd, in the worker: len (all of it done) or
+ * -errno. */
+static int worker_discard(int fd, enum pass_op op, uint64_t off, uint32_t len) {
+        uint64_t range[2] = { off, len };
+        int r;
+
+        do
+                r = ioctl(fd, op == PASS_OP_SECURE_DISCARD ? BLKSECDISCARD : BLKDISCARD, range);
+        while (r < 0 && errno == EINTR);
+        return r < 0 ? -errno : (int) len;
+}
+
+/* An erase command failed: what the job's failure says. */
+static void worker_erase_failed(struct slot *s, int res) {
+        struct job *job = s->cw->u.job;
+        char name[16];
+
+        if (res == -EOPNOTSUPP)
+                job_fail(job, res, "%s: the device does not support %s (%s)", job->info.node,
+                         pass_name(&s->cw->u.pass->pass, name, sizeof(name)), pass_op_command(s->op));
+        else
+                job_fail(job, res, "%s: %s of %" PRIu32 " bytes at offset %" PRIu64 " failed: %s", job->info.node,
+                         pass_name(&s->cw->u.pass->pass, name, sizeof(name)), s->len, s->offset, strerror(-res));
+}
+
 static void worker_complete(struct worker *w, struct slot *s, int res) {
         struct chunk_work *cw = s->cw;
         struct job *job = cw->u.job;
 
-        if (res == -EAGAIN || res == -EINTR) {
+        if ((res == -EAGAIN || res == -EINTR) && (s->read || s->op == PASS_OP_WRITE || s->op == PASS_OP_ZEROOUT)) {
                 worker_queue(w, s);
                 return;
         }
+        if (!s->read && s->op == PASS_OP_ZEROOUT && res == 0)
+                res = (int) s->len;     /* fallocate returns 0 for all of it */
         if (res > 0) {
                 atomic_fetch_add(&job->bytes_done, (uint64_t) res);
                 if (!s->read)
@@ -452,6 +516,9 @@ static void worker_complete(struct worker *w, struct slot *s, int res) {
                 /* Stopping (cancel, pause, shutdown): the unit is redone on a resume; an error now
                  * must not turn a pause into a failure. */
                 ;
+        else if (res < 0 && !s->read && s->op != PASS_OP_WRITE)
+                /* An erase command has nothing to rewrite by halves: the job stops here. */
+                worker_erase_failed(s, res);
         else if (res < 0 && worker_media_error(res) && job->fd >= 0)
                 worker_recover(w, s, res);
         else if (res <= 0)

@@ -215,10 +215,11 @@ expect_exit() {
         [ "$rc" = "$want" ] || { cat "$TEST_DIR/err" >&2; fail "'$*' exited $rc, expected $want"; }
 }
 
-# pass_hex PASS: the bytes of a pattern pass as hex ("zero" 00, "one" ff, "0x924924" 924924).
+# pass_hex PASS: the bytes of a pattern pass as hex ("zero" 00, "one" ff, "0x924924" 924924; the
+# erase commands' passes read back as zeros).
 pass_hex() {
         case $1 in
-        zero) echo 00 ;;
+        zero|zeroout|discard|secure-discard) echo 00 ;;
         one) echo ff ;;
         0x*) echo "${1#0x}" ;;
         *) hard_error "pass_hex: '$1' is not a pattern pass" ;;

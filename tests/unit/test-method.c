@@ -22,7 +22,7 @@
 
 /* Whether two parsed passes are the same pass. */
 static bool pass_equal(const struct pass *a, const struct pass *b) {
-        if (a->kind != b->kind)
+        if (a->kind != b->kind || a->op != b->op)
                 return false;
         if (a->kind == PASS_RANDOM)
                 return true;
@@ -125,10 +125,50 @@ static void test_round_trip(void **state) {
         }
 }
 
+/* The erase commands' passes: a zero pattern (what they are checked as) with an op, a name of
+ * their own that round-trips, and the ioctl they are; a written zero pass is not one of them. */
+static void test_erase_passes(void **state) {
+        static const struct {
+                const char *name, *command;
+                enum pass_op op;
+        } cases[] = {
+                { "zeroout", "BLKZEROOUT", PASS_OP_ZEROOUT },
+                { "discard", "BLKDISCARD", PASS_OP_DISCARD },
+                { "secure-discard", "BLKSECDISCARD", PASS_OP_SECURE_DISCARD },
+        };
+        char buf[2 + 2 * METHOD_PATTERN_MAX + 1];
+        struct pass p, q, zero;
+        uint8_t data[4096];
+
+        (void) state;
+        assert_int_equal(pass_parse("zero", &zero), 0);
+        assert_int_equal(zero.op, PASS_OP_WRITE);
+        assert_null(pass_op_command(PASS_OP_WRITE));
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                memset(&p, 0x5a, sizeof(p));
+                assert_int_equal(pass_parse(cases[i].name, &p), 0);
+                assert_int_equal(p.kind, PASS_PATTERN);
+                assert_int_equal(p.op, cases[i].op);
+                assert_int_equal(p.pattern_len, 1);
+                assert_int_equal(p.pattern[0], 0x00);
+                assert_string_equal(pass_name(&p, buf, sizeof(buf)), cases[i].name);
+                assert_string_equal(pass_op_command(p.op), cases[i].command);
+                assert_int_equal(pass_parse(buf, &q), 0);
+                assert_true(pass_equal(&p, &q));
+                assert_false(pass_equal(&p, &zero));
+                /* Checked as zeros. */
+                memset(data, 0, sizeof(data));
+                assert_true(pattern_check(&p, data, 12345, sizeof(data)));
+                data[100] = 1;
+                assert_false(pattern_check(&p, data, 12345, sizeof(data)));
+        }
+}
+
 static void test_parse_bad(void **state) {
         static const char *const bad[] = {
                 "", "0x", "0X", "x55", "55", "0x5", "0x555", "0x55 ", " 0x55", "0x 55", "0xgg", "0x5g",
                 "0xg5", "0x-1", "0x+1", "zeros", "zer", "ones", "randoms", "random ", " zero", "zero,",
+                "ZEROOUT", "zero-out", "discards", "secure_discard", "securediscard", "discard ",
                 "0x55,0xaa", "00x55", "0x0x55", "0x\xff\xff",
                 /* 33 bytes: one too many */
                 "0x000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20",
@@ -224,6 +264,9 @@ static void test_table(void **state) {
                 { "random", 1, false },
                 { "zero", 1, false },
                 { "random-zero", 2, false },
+                { "zeroout", 1, false },
+                { "discard", 1, false },
+                { "secure-discard", 1, false },
                 { "dod-3pass", 3, true },
                 { "schneier", 7, true },
                 { "gutmann", 35, true },
@@ -292,6 +335,9 @@ static void test_methods(void **state) {
         static const char *const random1[] = { "random" };
         static const char *const zero[] = { "zero" };
         static const char *const random_zero[] = { "random", "zero" };
+        static const char *const zeroout[] = { "zeroout" };
+        static const char *const discard[] = { "discard" };
+        static const char *const secure_discard[] = { "secure-discard" };
         static const char *const dod[] = { "zero", "one", "random" };
         static const char *const schneier[] = { "zero", "one", "random", "random", "random", "random", "random" };
         /* Gutmann 1996, table of passes 5..31, in order. */
@@ -306,6 +352,9 @@ static void test_methods(void **state) {
         expect_passes("random", random1, 1);
         expect_passes("zero", zero, 1);
         expect_passes("random-zero", random_zero, 2);
+        expect_passes("zeroout", zeroout, 1);
+        expect_passes("discard", discard, 1);
+        expect_passes("secure-discard", secure_discard, 1);
         expect_passes("dod-3pass", dod, 3);
         expect_passes("schneier", schneier, 7);
         /* 4 random, the 27 patterns, 4 random. */
@@ -540,6 +589,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_names),
                 cmocka_unit_test(test_round_trip),
+                cmocka_unit_test(test_erase_passes),
                 cmocka_unit_test(test_parse_bad),
                 cmocka_unit_test(test_name_short_buffer),
                 cmocka_unit_test(test_list),
