@@ -75,6 +75,13 @@ static void cmd_wipe_describe(const struct cmd_wipe_settings *w, const char *def
                 fprintf(stderr, "Method:  %s%s\n", w->method->name,
                         w->method->legacy ? " (legacy: adds no security over one pass on modern drives)" : "");
         fprintf(stderr, "Passes:  %zu: %s\n", count, output_pass_summary(names, count, 68, list, sizeof(list)));
+        /* The erase commands: what the drive does is up to it, and verification expects zeros. */
+        for (size_t i = 0; i < count; i++)
+                if (passes[i].op == PASS_OP_DISCARD || passes[i].op == PASS_OP_SECURE_DISCARD) {
+                        fprintf(stderr, "Erase:   the drive discards the blocks itself; what it reads back "
+                                        "afterwards is up to it, and verification expects zeros\n");
+                        break;
+                }
         if (mode == VERIFY_NONE)
                 fprintf(stderr, "Verify:  nothing is read back (--verify none)\n");
         else if (mode == VERIFY_LAST)
@@ -382,10 +389,12 @@ const struct cmd_entry cmd_wipe_entry = {
         .args = "[--method NAME | --passes LIST] [--verify MODE] [--seed N] [--cipher NAME] [--max-rate RATE] "
                 "[--queue-depth N] [--io-size SIZE] [--max-bad SIZE] [--yes] [--no-wait] DEVICE...",
         .summary = "Overwrite devices, verify them, and wait for the jobs",
-        .help = "  --method NAME        random (default), zero, random-zero, dod-3pass, schneier, gutmann\n"
+        .help = "  --method NAME        random (default), zero, random-zero, zeroout, discard,\n"
+                "                       secure-discard, dod-3pass, schneier, gutmann\n"
                 "                       (\"wipectl methods\" describes them)\n"
-                "  --passes LIST        a custom list of passes instead: random, zero, one or 0xHEX,\n"
-                "                       comma-separated, e.g. random,0x924924,zero\n"
+                "  --passes LIST        a custom list of passes instead: random, zero, one, 0xHEX,\n"
+                "                       zeroout, discard or secure-discard (the block layer's erase\n"
+                "                       commands), comma-separated, e.g. random,0x924924,zero\n"
                 "  --verify MODE        none, sample[=PCT] (default: a 10% NIST SP 800-88 sample),\n"
                 "                       last (read back after the last pass), all (after every pass)\n"
                 "  --seed N             the seed that chooses the samples (default: random, recorded)\n"

@@ -98,7 +98,8 @@ comp_is "" wipectl methods ''
 # --- Option values. ---
 methods=$("$WIPECTL_BIN" --socket "$TEST_DIR/none.sock" --json methods | jq -r '.methods[].name') || fail "methods --json failed"
 comp_is "$methods" wipectl wipe --method ''
-comp_is "dod-3pass" wipectl wipe --method d
+comp_is "dod-3pass" wipectl wipe --method do
+comp_is "secure-discard" wipectl wipe --method sec
 comp_is "$methods" wipectl --socket /x wipe --yes --method ''
 comp_has "aes-128-ctr chacha20" wipectl wipe --cipher ''
 comp_has "none sample last all" wipectl wipe --verify ''
