@@ -1,5 +1,5 @@
-/* Text renderings of what the daemon's probe tells about a device: the IDENTITY, SIG, PART and
- * PROBE objects of wiped(8) "PROTOCOL". Every string that came from the device (labels, models,
+/* Text renderings of what the daemon's probe tells about a device: the IDENTITY, ERASE, SIG, PART
+ * and PROBE objects of wiped(8) "PROTOCOL". Every string that came from the device (labels, models,
  * serials, partition names) goes through output_escape() before it reaches the terminal. */
 #include "config.h"
 
@@ -170,6 +170,84 @@ void output_identity_text(struct json_object *identity, const char *indent, int 
                              output_get_int(loop, "backing_inode", -1), output_get_string(loop, "backing_device", "?"));
 }
 
+/* 1 or 0 for a boolean field of o, -1 when it is null or absent (unknown). */
+static int output_tristate(struct json_object *o, const char *key) {
+        struct json_object *v = NULL;
+
+        if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_boolean))
+                return -1;
+        return json_object_get_boolean(v);
+}
+
+/* A byte count in a sentence: IEC units, or "N bytes" with --bytes. */
+static const char *output_bytes(char *buf, size_t n, int64_t bytes) {
+        if (output_raw_bytes)
+                snprintf(buf, n, "%" PRId64 " bytes", bytes);
+        else
+                output_size(buf, n, (uint64_t) bytes);
+        return buf;
+}
+
+/* The ERASE object of a probe in two lines: what discard and write-zeroes offer, then secure
+ * discard, which the kernel does not tell until it is tried (null):
+ *   "discard (up to 1.00 GiB, granularity 4.00 KiB), write-zeroes not offloaded (zeroing writes)" */
+static void output_erase_text(struct json_object *erase, const char *indent, int width) {
+        struct json_object *discard = output_get_object(erase, "discard");
+        struct json_object *zeroes = output_get_object(erase, "write_zeroes");
+        int64_t max, granularity, unmap;
+        char buf[512], a[64];
+        size_t l = 0;
+
+        buf[0] = '\0';
+        switch (output_tristate(discard, "supported")) {
+        case 1:
+                max = output_get_int(discard, "max_bytes", -1);
+                granularity = output_get_int(discard, "granularity", -1);
+                output_append(buf, sizeof(buf), &l, "discard (");
+                if (max > 0)
+                        output_append(buf, sizeof(buf), &l, "up to %s", output_bytes(a, sizeof(a), max));
+                if (granularity > 0)
+                        output_append(buf, sizeof(buf), &l, "%sgranularity %s", max > 0 ? ", " : "",
+                                      output_bytes(a, sizeof(a), granularity));
+                output_append(buf, sizeof(buf), &l, ")");
+                break;
+        case 0:
+                output_append(buf, sizeof(buf), &l, "no discard");
+                break;
+        default:
+                output_append(buf, sizeof(buf), &l, "discard unknown");
+        }
+        output_append(buf, sizeof(buf), &l, ", ");
+        switch (output_tristate(zeroes, "offloaded")) {
+        case 1:
+                max = output_get_int(zeroes, "max_bytes", -1);
+                unmap = output_get_int(zeroes, "unmap_max_bytes", -1);
+                output_append(buf, sizeof(buf), &l, "write-zeroes (up to %s", output_bytes(a, sizeof(a), max));
+                if (unmap > 0)
+                        output_append(buf, sizeof(buf), &l, ", by unmapping up to %s", output_bytes(a, sizeof(a), unmap));
+                output_append(buf, sizeof(buf), &l, ")");
+                break;
+        case 0:
+                /* BLKZEROOUT still works: the kernel writes zero pages. */
+                output_append(buf, sizeof(buf), &l, "write-zeroes not offloaded (zeroing writes)");
+                break;
+        default:
+                output_append(buf, sizeof(buf), &l, "write-zeroes unknown");
+        }
+        width += (int) strlen(indent);
+        output_field(indent, width, "Erase offloads:", "%s", buf);
+        switch (output_tristate(erase, "secure_discard")) {
+        case 1:
+                output_field(indent, width, "", "secure discard");
+                break;
+        case 0:
+                output_field(indent, width, "", "no secure discard");
+                break;
+        default:
+                output_field(indent, width, "", "secure discard unknown until tried");
+        }
+}
+
 void output_signatures_text(struct json_object *signatures, const char *indent) {
         static const char *const header[] = { "TYPE", "USAGE", "OFFSET", "LABEL", "UUID" };
         static const bool right[] = { false, false, true, false, false };
@@ -305,6 +383,8 @@ static void output_probe_one(struct json_object *probe) {
         if (!identity)
                 return;
         output_identity_text(identity, "  ", OUTPUT_PROBE_WIDTH - 2);
+        if (output_get_object(probe, "erase"))
+                output_erase_text(output_get_object(probe, "erase"), "  ", OUTPUT_PROBE_WIDTH - 2);
         if (output_array_length(signatures) == 0)
                 output_field("  ", OUTPUT_PROBE_WIDTH, "Signatures:", "none found");
         else {

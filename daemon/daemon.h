@@ -106,10 +106,24 @@ struct device_partition {
         char *mountpoint;               /* NULL when not mounted */
 };
 
+/* What the kernel's block layer offers for erasing without writing the data: the queue limits in
+ * sysfs (for a partition, its disk's). What a device can do, not what it is: a probe shows it, and
+ * it is neither part of an identity nor compared with one. -1: sysfs does not say. */
+struct device_erase {
+        int64_t discard_max;            /* bytes one BLKDISCARD may cover; 0: no discard */
+        int64_t discard_granularity;    /* bytes: the unit the device discards in */
+        int64_t write_zeroes_max;       /* bytes one offloaded zeroing may cover; 0: BLKZEROOUT
+                                         * works, by writing zero pages */
+        int64_t write_zeroes_unmap_max; /* the same zeroing by unmapping (newer kernels only) */
+        /* Secure discard is not here: the kernel does not tell whether a device has it until a
+         * BLKSECDISCARD is tried, and a probe never tries. */
+};
+
 struct device_probe {
         char *path;                     /* as the client gave it */
-        bool have_identity;             /* it is a block device: identity is filled */
+        bool have_identity;             /* it is a block device: identity and erase are filled */
         struct device_identity id;
+        struct device_erase erase;
         struct device_signature *sigs;
         size_t n_sigs;
         char *pt_type, *pt_uuid;        /* partition table, NULL when none */

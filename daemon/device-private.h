@@ -20,6 +20,8 @@ void devset_add(struct devset *s, dev_t d);
 bool devset_has(const struct devset *s, dev_t d);
 char *sysfs_read(dev_t d, const char *attr);
 bool sysfs_flag(dev_t d, const char *attr);
+/* The erase offloads of block device d (a partition's are its disk's), from its queue limits. */
+void sysfs_erase_read(dev_t d, struct device_erase *e);
 
 /* A partition of a disk as the kernel knows it. */
 struct part_node {

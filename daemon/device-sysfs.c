@@ -1,14 +1,16 @@
 /* Devices as the kernel and udev describe them: attributes in sysfs, the partitions the kernel
  * knows, whole disks, the devices a device is built on (slaves/) and those built on it (holders/),
- * loop devices' backing files, the udev database's properties and the /dev/disk links; and the
- * sets of device numbers these walks fill. Facts only: what they mean for a wipe is decided in
- * device-policy.c.
+ * loop devices' backing files, the udev database's properties and the /dev/disk links, the queue
+ * limits of the block layer's erase offloads; and the sets of device numbers these walks fill.
+ * Facts only: what they mean for a wipe is decided in device-policy.c.
  * Runs on the main thread (probe, open, resume). */
 #include "config.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +77,32 @@ bool sysfs_flag(dev_t d, const char *attr) {
         _cleanup_free_ char *s = sysfs_read(d, attr);
 
         return s && strcmp(s, "0") != 0;
+}
+
+/* A non-negative number in /sys/dev/block/M:m/<attr>, or -1 when the file is missing or holds
+ * something else. */
+static int64_t sysfs_number(dev_t d, const char *attr) {
+        _cleanup_free_ char *s = sysfs_read(d, attr);
+        unsigned long long v;
+        char *end = NULL;
+
+        if (!s || *s < '0' || *s > '9')
+                return -1;
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno || *end || v > INT64_MAX)
+                return -1;
+        return (int64_t) v;
+}
+
+void sysfs_erase_read(dev_t d, struct device_erase *e) {
+        /* A partition has no queue/ of its own: the limits are its disk's. */
+        dev_t disk = whole_disk(d);
+
+        e->discard_max = sysfs_number(disk, "queue/discard_max_bytes");
+        e->discard_granularity = sysfs_number(disk, "queue/discard_granularity");
+        e->write_zeroes_max = sysfs_number(disk, "queue/write_zeroes_max_bytes");
+        e->write_zeroes_unmap_max = sysfs_number(disk, "queue/write_zeroes_unmap_max_bytes");
 }
 
 void part_nodes_free(struct part_node *v, size_t n) {

@@ -108,6 +108,7 @@ int device_probe(const char *path, device_wiper_fn *wiper, struct device_probe *
                 free(family.v);
                 return -ENOMEM;
         }
+        sysfs_erase_read(st.st_rdev, &p->erase);
         if (p->id.size > 0) {
                 (void) signatures_scan(fd, &p->sigs, &p->n_sigs);
                 partitions_scan(p, fd, pn, n_pn);
@@ -198,6 +199,40 @@ int device_open(const char *path, device_wiper_fn *wiper, struct device_probe *p
 }
 
 /* JSON rendering: see wipectl(1) for the schema. */
+
+/* A byte count from sysfs: null when sysfs does not say (-1). */
+static struct json_object *device_bytes_json(int64_t v) {
+        return v >= 0 ? json_object_new_int64(v) : NULL;
+}
+
+/* Whether a limit allows the operation at all: null when sysfs does not say (-1). */
+static struct json_object *device_limit_json(int64_t max) {
+        return max >= 0 ? json_object_new_boolean(max > 0) : NULL;
+}
+
+/* The ERASE object: what the block layer offers for erasing without writing the data. */
+static struct json_object *device_erase_json(const struct device_erase *e) {
+        struct json_object *o = json_object_new_object(), *d = json_object_new_object(), *z = json_object_new_object();
+
+        if (!o || !d || !z) {
+                json_object_put(o);
+                json_object_put(d);
+                json_object_put(z);
+                return NULL;
+        }
+        json_object_object_add(d, "supported", device_limit_json(e->discard_max));
+        json_object_object_add(d, "max_bytes", device_bytes_json(e->discard_max));
+        json_object_object_add(d, "granularity", device_bytes_json(e->discard_granularity));
+        json_object_object_add(o, "discard", d);
+        json_object_object_add(z, "offloaded", device_limit_json(e->write_zeroes_max));
+        json_object_object_add(z, "max_bytes", device_bytes_json(e->write_zeroes_max));
+        json_object_object_add(z, "unmap_max_bytes", device_bytes_json(e->write_zeroes_unmap_max));
+        json_object_object_add(o, "write_zeroes", z);
+        /* Unknown until a BLKSECDISCARD is tried: sysfs does not tell. */
+        json_object_object_add(o, "secure_discard", NULL);
+        return o;
+}
+
 struct json_object *device_probe_json(const struct device_probe *p) {
         struct json_object *o = json_object_new_object(), *parts;
 
@@ -214,6 +249,7 @@ struct json_object *device_probe_json(const struct device_probe *p) {
                 json_object_object_add(o, "refusal", e);
         }
         json_object_object_add(o, "identity", p->have_identity ? device_identity_json(&p->id) : NULL);
+        json_object_object_add(o, "erase", p->have_identity ? device_erase_json(&p->erase) : NULL);
         json_object_object_add(o, "signatures", device_signatures_json(p->sigs, p->n_sigs));
         if (p->pt_type) {
                 struct json_object *t = json_object_new_object();
