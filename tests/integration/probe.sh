@@ -2,10 +2,12 @@
 # Probe and identity: a mounted file system (on the device or on one of its partitions) is refused
 # and nothing is written; unmounted, the probe shows what libblkid, blkid and wipefs see (file
 # system, label, UUID, GPT and its partitions) and what the device is (size, sectors, loop backing
-# file and inode); the job records that identity; after the wipe no signature is left.
+# file and inode) and what the block layer offers to erase (discard, write-zeroes: the queue limits
+# in sysfs, a partition's being its disk's); the job records that identity; after the wipe no
+# signature is left.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 command -v socat >/dev/null || hard_error "socat missing (tools/install-deps installs it)"
-for c in mkfs.ext4 mkswap blkid wipefs blockdev sfdisk partx; do
+for c in mkfs.ext4 mkswap blkid blkdiscard wipefs blockdev sfdisk partx; do
         command -v $c >/dev/null || hard_error "$c missing (tools/install-deps installs it)"
 done
 
@@ -49,6 +51,38 @@ check_identity() {
         jq_is "$id" .loop.backing_device "$(stat -c '%Hd:%Ld' "$file")" "identity of $dev"
 }
 
+# check_erase PROBE DEV [DISK]: the erase offloads are the queue limits sysfs has for DEV (for a
+# partition, for its DISK), in JSON and in the text of wipectl probe; they are not in the identity.
+# A loop device over a file in /dev/shm discards (tmpfs punches holes). Its write-zeroes limit is
+# not fixed: tmpfs has no FALLOC_FL_ZERO_RANGE, and newer kernels set the limit to 0 after the first
+# BLKZEROOUT (mkfs issues one) fails with EOPNOTSUPP; the kernel then writes zero pages instead.
+check_erase() {
+        local p=$1 dev=$2 q e max gran wz unmap=null text zeroes
+        q=/sys/block/$(basename "${3:-$2}")/queue
+        max=$(cat "$q/discard_max_bytes") && gran=$(cat "$q/discard_granularity") &&
+                wz=$(cat "$q/write_zeroes_max_bytes") || hard_error "no queue limits in $q"
+        [ -e "$q/write_zeroes_unmap_max_bytes" ] && unmap=$(cat "$q/write_zeroes_unmap_max_bytes")
+        [ "$max" -gt 0 ] || hard_error "$dev: the kernel gives a loop device over tmpfs no discard"
+        e=$(echo "$p" | jq -c '.erase')
+        jq_is "$e" .discard.supported true "erase offloads of $dev"
+        jq_is "$e" .discard.max_bytes "$max" "erase offloads of $dev"
+        jq_is "$e" .discard.granularity "$gran" "erase offloads of $dev"
+        jq_is "$e" .write_zeroes.offloaded "$([ "$wz" -gt 0 ] && echo true || echo false)" "erase offloads of $dev"
+        jq_is "$e" .write_zeroes.max_bytes "$wz" "erase offloads of $dev"
+        jq_is "$e" .write_zeroes.unmap_max_bytes "$unmap" "erase offloads of $dev"
+        jq_is "$e" 'has("secure_discard") and .secure_discard == null' true "erase offloads of $dev"
+        jq_is "$p" '.identity | has("erase")' false "identity of $dev"
+        if [ "$wz" -gt 0 ]; then zeroes="write-zeroes (up to $wz bytes"; else zeroes="write-zeroes not offloaded (zeroing writes)"; fi
+        text=$(wipectl --bytes probe "$dev" 2>&1)
+        echo "$text" | grep -qF "Erase offloads:  discard (up to $max bytes, granularity $gran bytes), $zeroes" ||
+                fail "probe text (--bytes) of $dev does not show the offloads: $text"
+        [ "$wz" -gt 0 ] && zeroes="write-zeroes (up to [0-9.]* [KMGT]\?i\?B"
+        text=$(wipectl probe "$dev" 2>&1)
+        echo "$text" | grep -A1 "^  Erase offloads:  discard (up to [0-9.]* [KMGT]\?i\?B, granularity [0-9.]* [KMGT]\?i\?B), $zeroes" |
+                grep -q "^ *secure discard unknown until tried$" ||
+                fail "probe text of $dev does not show the offloads: $text"
+}
+
 # check_wiped ID DEV: the job ended done, its report finds no signature left, nor do blkid and wipefs.
 check_wiped() {
         local id=$1 dev=$2 report rc out
@@ -64,6 +98,17 @@ check_wiped() {
 }
 
 start_daemon --threads 2
+
+# --- Erase offloads of a fresh loop device, and again after a BLKZEROOUT -----------------------
+efile=$TEST_DIR/erase.img
+truncate -s 16M "$efile" || hard_error "truncate failed"
+edev=$(make_loop_file "$efile" --direct-io=on)
+check_erase "$(probe_json "$edev")" "$edev"
+[ "$(cat /sys/block/$(basename "$edev")/queue/write_zeroes_max_bytes)" -gt 0 ] ||
+        note "$edev: no write-zeroes offload even fresh: only the not-offloaded text is checked"
+# The limits are the kernel's of the moment: a probe after a zeroing shows what sysfs says then.
+blkdiscard -z -l 1M "$edev" || hard_error "blkdiscard -z $edev failed"
+check_erase "$(probe_json "$edev")" "$edev"
 
 # --- ext4 on the whole device -----------------------------------------------------------------
 file=$TEST_DIR/ext4.img
@@ -115,6 +160,7 @@ jq_is "$p" '.signatures[] | select(.type == "ext4") | .uuid' "$uuid" "probe of $
 jq_is "$p" .partition_table null "probe of $dev"
 jq_is "$p" '.partitions | tostring' '[]' "probe of $dev"
 check_identity "$p" "$dev" "$file"
+check_erase "$p" "$dev"
 wipectl probe "$dev" > "$TEST_DIR/probe.txt" || fail "probe $dev (text) exited $?"
 grep -q "ext4" "$TEST_DIR/probe.txt" && grep -qF "wiped-probe" "$TEST_DIR/probe.txt" && grep -qF "$uuid" "$TEST_DIR/probe.txt" ||
         fail "probe text lacks ext4, label or UUID: $(cat "$TEST_DIR/probe.txt")"
@@ -197,6 +243,8 @@ cmp "$gdev" "$TEST_DIR/before" || fail "$gdev changed after a refused wipe and a
 
 # Unmounted, it may be wiped, and then nothing is found on it.
 umount "$gmnt" || hard_error "umount failed"
+# A partition has no queue limits of its own in sysfs: its erase offloads are its disk's.
+check_erase "$(probe_json "${gdev}p1")" "${gdev}p1" "$gdev"
 p=$(probe_json "$gdev")
 jq_is "$p" .wipeable true "probe of unmounted $gdev"
 jq_is "$p" .partitions[0].mountpoint null "partition 1 unmounted"
