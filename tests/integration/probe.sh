@@ -164,6 +164,7 @@ check_erase "$p" "$dev"
 wipectl probe "$dev" > "$TEST_DIR/probe.txt" || fail "probe $dev (text) exited $?"
 grep -q "ext4" "$TEST_DIR/probe.txt" && grep -qF "wiped-probe" "$TEST_DIR/probe.txt" && grep -qF "$uuid" "$TEST_DIR/probe.txt" ||
         fail "probe text lacks ext4, label or UUID: $(cat "$TEST_DIR/probe.txt")"
+grep -q "^  Transport: *loop$" "$TEST_DIR/probe.txt" || fail "probe text lacks the transport: $(cat "$TEST_DIR/probe.txt")"
 
 # The wipe proceeds; the job records the identity the probe showed and what was on the device.
 out=$(wipectl --json wipe --yes "$dev") || fail "wipe of unmounted $dev exited $?: $out"
@@ -244,7 +245,11 @@ cmp "$gdev" "$TEST_DIR/before" || fail "$gdev changed after a refused wipe and a
 # Unmounted, it may be wiped, and then nothing is found on it.
 umount "$gmnt" || hard_error "umount failed"
 # A partition has no queue limits of its own in sysfs: its erase offloads are its disk's.
-check_erase "$(probe_json "${gdev}p1")" "${gdev}p1" "$gdev"
+p=$(probe_json "${gdev}p1")
+check_erase "$p" "${gdev}p1" "$gdev"
+# And its transport is its disk's.
+jq_is "$p" .identity.transport loop "identity of ${gdev}p1"
+wipectl probe "${gdev}p1" | grep -q "^  Transport: *loop$" || fail "probe text of ${gdev}p1: $(wipectl probe "${gdev}p1")"
 p=$(probe_json "$gdev")
 jq_is "$p" .wipeable true "probe of unmounted $gdev"
 jq_is "$p" .partitions[0].mountpoint null "partition 1 unmounted"
