@@ -48,7 +48,8 @@ void identity_read(struct device_identity *id, int fd, const char *node, dev_t r
         if (ioctl(fd, BLKPBSZGET, &pss) == 0)
                 id->physical_sector = pss;
         id->read_only = (ioctl(fd, BLKROGET, &ro) == 0 && ro) || sysfs_flag(rdev, "ro");
-        id->rotational = sysfs_flag(rdev, "queue/rotational");
+        /* A partition has no queue of its own: its disk's says. */
+        id->rotational = sysfs_flag(whole_disk(rdev), "queue/rotational");
         id->removable = sysfs_flag(rdev, "removable");
         if (sysfs_flag(rdev, "partition")) {
                 _cleanup_free_ char *num = sysfs_read(rdev, "partition"), *start = sysfs_read(rdev, "start");

@@ -250,6 +250,14 @@ check_erase "$p" "${gdev}p1" "$gdev"
 # And its transport is its disk's.
 jq_is "$p" .identity.transport loop "identity of ${gdev}p1"
 wipectl probe "${gdev}p1" | grep -q "^  Transport: *loop$" || fail "probe text of ${gdev}p1: $(wipectl probe "${gdev}p1")"
+# So is whether it spins: a partition of a rotational disk is rotational (it has no queue/rotational
+# of its own), and is written in order like its disk.
+for r in 1 0; do
+        echo $r > "/sys/block/${gdev#/dev/}/queue/rotational" 2>/dev/null || continue
+        want=true
+        [ $r = 1 ] || want=false
+        jq_is "$(probe_json "${gdev}p1")" .identity.rotational $want "identity of ${gdev}p1 with its disk's rotational $r"
+done
 p=$(probe_json "$gdev")
 jq_is "$p" .wipeable true "probe of unmounted $gdev"
 jq_is "$p" .partitions[0].mountpoint null "partition 1 unmounted"
