@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 
 #include "chunk.h"
+#include "firmware.h"
 #include "keystream.h"
 #include "method.h"
 #include "rate.h"
@@ -124,6 +125,7 @@ struct device_probe {
         bool have_identity;             /* it is a block device: identity and erase are filled */
         struct device_identity id;
         struct device_erase erase;
+        struct fw_caps firmware;        /* what its firmware can do to erase (firmware.h) */
         struct device_signature *sigs;
         size_t n_sigs;
         char *pt_type, *pt_uuid;        /* partition table, NULL when none */

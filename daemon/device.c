@@ -109,6 +109,11 @@ int device_probe(const char *path, device_wiper_fn *wiper, struct device_probe *
                 return -ENOMEM;
         }
         sysfs_erase_read(st.st_rdev, &p->erase);
+        if (fw_probe(fd, &p->id, &p->firmware) < 0) {
+                part_nodes_free(pn, n_pn);
+                free(family.v);
+                return -ENOMEM;
+        }
         if (p->id.size > 0) {
                 (void) signatures_scan(fd, &p->sigs, &p->n_sigs);
                 partitions_scan(p, fd, pn, n_pn);
@@ -124,6 +129,7 @@ void device_probe_done(struct device_probe *p) {
                 return;
         free(p->path);
         device_identity_done(&p->id);
+        fw_caps_done(&p->firmware);
         device_signatures_free(p->sigs, p->n_sigs);
         free(p->pt_type);
         free(p->pt_uuid);
@@ -211,7 +217,7 @@ static struct json_object *device_limit_json(int64_t max) {
 }
 
 /* The ERASE object: what the block layer offers for erasing without writing the data. */
-static struct json_object *device_erase_json(const struct device_erase *e) {
+static struct json_object *device_erase_json(const struct device_erase *e, const struct fw_caps *fw) {
         struct json_object *o = json_object_new_object(), *d = json_object_new_object(), *z = json_object_new_object();
 
         if (!o || !d || !z) {
@@ -230,6 +236,7 @@ static struct json_object *device_erase_json(const struct device_erase *e) {
         json_object_object_add(o, "write_zeroes", z);
         /* Unknown until a BLKSECDISCARD is tried: sysfs does not tell. */
         json_object_object_add(o, "secure_discard", NULL);
+        json_object_object_add(o, "firmware", fw_caps_json(fw));
         return o;
 }
 
@@ -249,7 +256,7 @@ struct json_object *device_probe_json(const struct device_probe *p) {
                 json_object_object_add(o, "refusal", e);
         }
         json_object_object_add(o, "identity", p->have_identity ? device_identity_json(&p->id) : NULL);
-        json_object_object_add(o, "erase", p->have_identity ? device_erase_json(&p->erase) : NULL);
+        json_object_object_add(o, "erase", p->have_identity ? device_erase_json(&p->erase, &p->firmware) : NULL);
         json_object_object_add(o, "signatures", device_signatures_json(p->sigs, p->n_sigs));
         if (p->pt_type) {
                 struct json_object *t = json_object_new_object();

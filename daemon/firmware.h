@@ -1,0 +1,113 @@
+/* wiped: what a drive's firmware can do to erase itself (NVMe sanitize and Format NVM, ATA security
+ * erase and sanitize, SCSI SANITIZE and FORMAT UNIT), as probe shows it.
+ *
+ * firmware.c finds the command set a device speaks (by asking it, not by its name: an NVMe
+ * namespace answers NVME_IOCTL_ID; a SCSI device answers SG_IO, and one with the ATA Information
+ * VPD page (89h) is an ATA drive behind the kernel's SCSI/ATA translation), refuses firmware
+ * commands where they are unsafe (behind a USB bridge), and hands the device to the command set's
+ * module: fw-nvme.c (through libnvme), fw-ata.c (ATA PASS-THROUGH over SG_IO), fw-scsi.c (SCSI
+ * CDBs over SG_IO). Each module fills its part of struct fw_caps and turns it into JSON; nothing
+ * here writes to a device. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct json_object;
+struct device_identity;
+
+enum fw_command_set {
+        FW_SET_NONE,                    /* no firmware erase commands reach the device */
+        FW_SET_NVME,
+        FW_SET_ATA,                     /* ATA, through SG_IO ATA PASS-THROUGH (SAT) */
+        FW_SET_SCSI,
+};
+
+/* A time the drive estimates, in seconds: -1 when it does not say. */
+typedef int64_t fw_seconds;
+
+/* NVMe: Identify Controller (NVMe Base Specification 2.0, 5.17.2.1), Identify Namespace, and the
+ * Sanitize Status log page (5.16.1.25). */
+struct fw_nvme_caps {
+        uint32_t nsid;                  /* this namespace (NVME_IOCTL_ID) */
+        char *controller;               /* its controller's character device, e.g. /dev/nvme0; NULL unknown */
+        char **namespaces;              /* block devices of every namespace on the controller, NULL-terminated */
+        uint32_t max_namespaces;        /* NN */
+        /* SANICAP */
+        bool sanitize_crypto, sanitize_block, sanitize_overwrite;
+        bool sanitize_no_dealloc_inhibited; /* NDI: the No-Deallocate After Sanitize bit is refused */
+        /* OACS bit 1, FNA */
+        bool format;                    /* Format NVM supported */
+        bool format_all_namespaces;     /* FNA bit 0: a format acts on every namespace */
+        bool erase_all_namespaces;      /* FNA bit 1: a secure erase acts on every namespace */
+        bool format_crypto;             /* FNA bit 2: crypto erase as a secure erase setting */
+        /* Sanitize Status log page; est_*: -1 when the drive does not report them */
+        bool have_sanitize_log;
+        uint16_t sanitize_progress;     /* SPROG: of 65536 */
+        uint16_t sanitize_status;       /* SSTAT */
+        fw_seconds est_overwrite, est_block, est_crypto;
+};
+
+/* ATA: IDENTIFY DEVICE words (ACS-3 7.12.7), READ NATIVE MAX ADDRESS EXT, DCO IDENTIFY. */
+struct fw_ata_caps {
+        /* The security feature set: word 82 bit 1, word 128 */
+        bool security_supported, security_enabled, security_locked, security_frozen;
+        bool security_count_expired, enhanced_erase_supported;
+        fw_seconds erase_time, enhanced_erase_time;  /* words 89 and 90 */
+        /* The sanitize feature set: word 59 bits 12..15 */
+        bool sanitize_supported, sanitize_crypto, sanitize_block, sanitize_overwrite;
+        /* A host protected area (word 82 bit 10) and a device configuration overlay (word 83 bit 11) */
+        bool hpa_supported, dco_supported;
+        uint64_t current_max;           /* sectors the host sees (words 100..103, or 60..61) */
+        uint64_t native_max;            /* READ NATIVE MAX ADDRESS (EXT): 0 when not read */
+        uint64_t dco_max;               /* DEVICE CONFIGURATION IDENTIFY: 0 when not read */
+};
+
+/* SCSI: REPORT SUPPORTED OPERATION CODES (SPC-4 6.35) for SANITIZE (SBC-3 5.30) and FORMAT UNIT. */
+struct fw_scsi_caps {
+        bool rsoc_supported;            /* the device answers REPORT SUPPORTED OPERATION CODES */
+        bool sanitize_overwrite, sanitize_block, sanitize_crypto, sanitize_exit_failure;
+        bool format_unit;
+};
+
+struct fw_caps {
+        enum fw_command_set set;
+        char *refused;                  /* why firmware commands are refused, or NULL */
+        char *error;                    /* what could not be read, or NULL (the rest is what was) */
+        struct fw_nvme_caps nvme;
+        struct fw_ata_caps ata;
+        struct fw_scsi_caps scsi;
+};
+
+/* firmware.c */
+/* What the firmware of the device open (read-only) at fd can do to erase it. Never writes. 0, or
+ * -ENOMEM; what the device did not answer is in c->error. */
+int fw_probe(int fd, const struct device_identity *id, struct fw_caps *c);
+void fw_caps_done(struct fw_caps *c);
+struct json_object *fw_caps_json(const struct fw_caps *c);
+/* The command set's name: "none", "nvme", "ata", "scsi". */
+const char *fw_command_set_name(enum fw_command_set s);
+
+/* One SCSI command through SG_IO: cdb, data of len bytes in (dir < 0: from the device), out
+ * (dir > 0) or none (dir 0), sense into sense[sense_len] (its length in *sense_got), timeout in
+ * ms. 0 with *status the SCSI status (0 GOOD, 2 CHECK CONDITION, ...), or -errno when the command
+ * did not reach the device (-ENOTTY: the device does not take SG_IO). *resid: bytes not moved. */
+int fw_sg_io(int fd, const uint8_t *cdb, size_t cdb_len, void *data, size_t len, int dir, uint8_t *sense,
+             size_t sense_len, size_t *sense_got, unsigned timeout_ms, int *status, size_t *resid);
+
+/* fw-nvme.c: fill c from the namespace at fd (nsid known). 0 or -errno (err: what failed). */
+int fw_nvme_probe(int fd, uint32_t nsid, const struct device_identity *id, struct fw_nvme_caps *c, char **err);
+void fw_nvme_caps_done(struct fw_nvme_caps *c);
+struct json_object *fw_nvme_json(const struct fw_nvme_caps *c);
+
+/* fw-ata.c: fill c from the ATA drive behind SG_IO at fd. 0 or -errno (err: what failed). */
+int fw_ata_probe(int fd, struct fw_ata_caps *c, char **err);
+struct json_object *fw_ata_json(const struct fw_ata_caps *c);
+
+/* fw-scsi.c: whether the SCSI device at fd is an ATA drive behind SAT (the ATA Information VPD
+ * page): 1, 0, or -errno. */
+int fw_scsi_is_ata(int fd);
+/* fill c from the SCSI device at fd. 0 or -errno (err: what failed). */
+int fw_scsi_probe(int fd, struct fw_scsi_caps *c, char **err);
+struct json_object *fw_scsi_json(const struct fw_scsi_caps *c);
