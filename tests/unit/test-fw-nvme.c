@@ -1,0 +1,485 @@
+/* The NVMe probe's decoding (daemon/fw-nvme.c), without a device: an Identify Controller data
+ * structure and a Sanitize Status log page laid out byte by byte as a controller sends them
+ * (little-endian), the fields and the JSON made from them, and the controller and namespaces
+ * found in a fake sysfs tree (a controller's, a multipath subsystem's, and none). Linked with the
+ * daemon's library. */
+#include "config.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <json-c/json.h>
+#include <libnvme.h>
+
+#include "daemon.h"
+#include "firmware.h"
+#include "fw-nvme.h"
+
+/* The offsets the spec gives (NVMe Base 2.0, Identify Controller 5.17.2.1 and Sanitize Status
+ * 5.16.1.25): the raw buffers below rely on libnvme's structs having them. */
+static void test_layout(void **state) {
+        assert_int_equal(sizeof(struct nvme_id_ctrl), 4096);
+        assert_int_equal(offsetof(struct nvme_id_ctrl, oacs), 256);
+        assert_int_equal(offsetof(struct nvme_id_ctrl, sanicap), 328);
+        assert_int_equal(offsetof(struct nvme_id_ctrl, nn), 516);
+        assert_int_equal(offsetof(struct nvme_id_ctrl, fna), 524);
+        assert_int_equal(sizeof(struct nvme_sanitize_log_page), 512);
+        assert_int_equal(offsetof(struct nvme_sanitize_log_page, sprog), 0);
+        assert_int_equal(offsetof(struct nvme_sanitize_log_page, sstat), 2);
+        assert_int_equal(offsetof(struct nvme_sanitize_log_page, eto), 8);
+        assert_int_equal(offsetof(struct nvme_sanitize_log_page, etbe), 12);
+        assert_int_equal(offsetof(struct nvme_sanitize_log_page, etce), 16);
+}
+
+static void put_le16(uint8_t *p, uint16_t v) {
+        p[0] = v & 0xff;
+        p[1] = v >> 8;
+}
+
+static void put_le32(uint8_t *p, uint32_t v) {
+        for (int i = 0; i < 4; i++)
+                p[i] = (v >> (8 * i)) & 0xff;
+}
+
+static void id_ctrl_from(const uint8_t *raw, struct nvme_id_ctrl *id) {
+        memcpy(id, raw, sizeof(*id));
+}
+
+static void test_id_ctrl(void **state) {
+        static uint8_t raw[4096];
+        struct nvme_id_ctrl id;
+        struct fw_nvme_caps c = { 0 };
+
+        /* SANICAP: crypto erase and overwrite, NDI (bit 29), NODMMAS 01b (bit 30). */
+        put_le32(raw + 328, (1u << 0) | (1u << 2) | (1u << 29) | (1u << 30));
+        /* OACS: Security Send/Receive (bit 0), Format NVM (bit 1), Namespace Management (bit 3),
+         * and bit 8 (Doorbell Buffer Config) in the high byte. */
+        put_le16(raw + 256, 0x010b);
+        put_le32(raw + 516, 0x00010400);        /* NN: 66560 */
+        raw[524] = 0x06;                        /* FNA: secure erase on all, crypto erase */
+        /* Fields around them, that must not leak in. */
+        raw[255] = 0xff;
+        raw[258] = 0xff;
+        raw[327] = 0xff;
+        raw[332] = 0xff;
+        raw[523] = 0xff;
+        raw[525] = 0xff;
+        id_ctrl_from(raw, &id);
+        fw_nvme_caps_from_id_ctrl(&id, &c);
+        assert_true(c.sanitize_crypto);
+        assert_false(c.sanitize_block);
+        assert_true(c.sanitize_overwrite);
+        assert_true(c.sanitize_no_dealloc_inhibited);
+        assert_true(c.format);
+        assert_false(c.format_all_namespaces);
+        assert_true(c.erase_all_namespaces);
+        assert_true(c.format_crypto);
+        assert_int_equal(c.max_namespaces, 66560);
+        assert_false(c.have_sanitize_log);
+
+        /* Block erase only, no Format NVM (OACS bit 1 clear, other bits set), FNA bit 0 only. */
+        memset(raw, 0, sizeof(raw));
+        put_le32(raw + 328, 1u << 1);
+        put_le16(raw + 256, 0xfffd);
+        put_le32(raw + 516, 1);
+        raw[524] = 0x09;                        /* FNA bits 0 and 3 */
+        id_ctrl_from(raw, &id);
+        fw_nvme_caps_from_id_ctrl(&id, &c);
+        assert_false(c.sanitize_crypto);
+        assert_true(c.sanitize_block);
+        assert_false(c.sanitize_overwrite);
+        assert_false(c.sanitize_no_dealloc_inhibited);
+        assert_false(c.format);
+        assert_true(c.format_all_namespaces);
+        assert_false(c.erase_all_namespaces);
+        assert_false(c.format_crypto);
+        assert_int_equal(c.max_namespaces, 1);
+
+        /* A controller without either (QEMU 7.2's: no SANICAP). */
+        memset(raw, 0, sizeof(raw));
+        put_le16(raw + 256, 0x0002);
+        put_le32(raw + 516, 256);
+        id_ctrl_from(raw, &id);
+        fw_nvme_caps_from_id_ctrl(&id, &c);
+        assert_false(c.sanitize_crypto || c.sanitize_block || c.sanitize_overwrite);
+        assert_true(c.format);
+        assert_int_equal(c.max_namespaces, 256);
+}
+
+static void test_sanitize_log(void **state) {
+        static uint8_t raw[512];
+        struct nvme_sanitize_log_page log;
+        struct fw_nvme_caps c = { .est_overwrite = 7, .est_block = 7, .est_crypto = 7 };
+
+        put_le16(raw + 0, 0x8000);              /* SPROG: half */
+        /* SSTAT: in progress (2h), 3 overwrite passes completed (bits 7:3), global data erased
+         * (bit 8). */
+        put_le16(raw + 2, 0x0002 | (3 << 3) | (1 << 8));
+        put_le32(raw + 4, 0x00000002);          /* SCDW10: not used */
+        put_le32(raw + 8, 0xffffffff);          /* ETO: not reported */
+        put_le32(raw + 12, 0x00012345);         /* ETBE */
+        put_le32(raw + 16, 0);                  /* ETCE: done when the command completes */
+        put_le32(raw + 20, 1);                  /* ETOND..ETCEND: not used */
+        put_le32(raw + 24, 1);
+        put_le32(raw + 28, 1);
+        memcpy(&log, raw, sizeof(log));
+        fw_nvme_caps_from_sanitize_log(&log, &c);
+        assert_true(c.have_sanitize_log);
+        assert_int_equal(c.sanitize_progress, 0x8000);
+        assert_int_equal(c.sanitize_status, 0x011a);
+        assert_int_equal(c.est_overwrite, -1);
+        assert_int_equal(c.est_block, 0x12345);
+        assert_int_equal(c.est_crypto, 0);
+
+        /* The largest estimate that is one: FFFFFFFEh seconds, not negative. */
+        put_le32(raw + 8, 0xfffffffe);
+        put_le32(raw + 12, 0xffffffff);
+        put_le32(raw + 16, 0xffffffff);
+        memcpy(&log, raw, sizeof(log));
+        fw_nvme_caps_from_sanitize_log(&log, &c);
+        assert_int_equal(c.est_overwrite, INT64_C(0xfffffffe));
+        assert_int_equal(c.est_block, -1);
+        assert_int_equal(c.est_crypto, -1);
+}
+
+static void test_status_names(void **state) {
+        assert_string_equal(fw_nvme_sanitize_status_name(0), "never");
+        assert_string_equal(fw_nvme_sanitize_status_name(1), "completed");
+        assert_string_equal(fw_nvme_sanitize_status_name(2), "in progress");
+        assert_string_equal(fw_nvme_sanitize_status_name(3), "failed");
+        assert_string_equal(fw_nvme_sanitize_status_name(4), "completed without deallocation");
+        assert_null(fw_nvme_sanitize_status_name(5));
+        assert_null(fw_nvme_sanitize_status_name(6));
+        assert_null(fw_nvme_sanitize_status_name(7));
+        /* Only bits 2:0 are the status. */
+        assert_string_equal(fw_nvme_sanitize_status_name(0x0109), "completed");
+        assert_string_equal(fw_nvme_sanitize_status_name(0xfff8), "never");
+}
+
+/* The value at a dotted path of o, which must be there (NULL: a JSON null). */
+static struct json_object *at(struct json_object *o, const char *path) {
+        char buf[128], *save = NULL;
+        struct json_object *v = o;
+
+        assert_true(strlen(path) < sizeof(buf));
+        strcpy(buf, path);
+        for (char *k = strtok_r(buf, ".", &save); k; k = strtok_r(NULL, ".", &save)) {
+                assert_non_null(v);
+                if (!json_object_object_get_ex(v, k, &v))
+                        fail_msg("%s: no %s", path, k);
+        }
+        return v;
+}
+
+static void is_bool(struct json_object *o, const char *path, bool want) {
+        struct json_object *v = at(o, path);
+
+        assert_true(json_object_is_type(v, json_type_boolean));
+        assert_int_equal(json_object_get_boolean(v), want);
+}
+
+static void is_int(struct json_object *o, const char *path, int64_t want) {
+        struct json_object *v = at(o, path);
+
+        assert_true(json_object_is_type(v, json_type_int));
+        assert_int_equal(json_object_get_int64(v), want);
+}
+
+static void is_string(struct json_object *o, const char *path, const char *want) {
+        struct json_object *v = at(o, path);
+
+        assert_true(json_object_is_type(v, json_type_string));
+        assert_string_equal(json_object_get_string(v), want);
+}
+
+static void is_null(struct json_object *o, const char *path) {
+        assert_null(at(o, path));
+}
+
+static void test_json(void **state) {
+        static uint8_t raw[4096];
+        struct nvme_id_ctrl id;
+        struct nvme_sanitize_log_page log;
+        struct fw_nvme_caps c = { .nsid = 2, .est_overwrite = -1, .est_block = -1, .est_crypto = -1 };
+        struct json_object *o, *ns;
+
+        put_le32(raw + 328, 0x00000003);        /* crypto and block erase */
+        put_le16(raw + 256, 0x0002);
+        put_le32(raw + 516, 32);
+        raw[524] = 0x07;
+        id_ctrl_from(raw, &id);
+        fw_nvme_caps_from_id_ctrl(&id, &c);
+        c.controller = strdup("/dev/nvme0");
+        c.namespaces = calloc(3, sizeof(*c.namespaces));
+        assert_non_null(c.namespaces);
+        c.namespaces[0] = strdup("/dev/nvme0n1");
+        c.namespaces[1] = strdup("/dev/nvme0n2");
+
+        /* The log page not read (refused): its part is null. */
+        o = fw_nvme_json(&c);
+        assert_non_null(o);
+        is_int(o, "nsid", 2);
+        is_string(o, "controller", "/dev/nvme0");
+        ns = at(o, "namespaces");
+        assert_true(json_object_is_type(ns, json_type_array));
+        assert_int_equal(json_object_array_length(ns), 2);
+        assert_string_equal(json_object_get_string(json_object_array_get_idx(ns, 0)), "/dev/nvme0n1");
+        assert_string_equal(json_object_get_string(json_object_array_get_idx(ns, 1)), "/dev/nvme0n2");
+        is_int(o, "max_namespaces", 32);
+        is_bool(o, "sanitize.crypto", true);
+        is_bool(o, "sanitize.block", true);
+        is_bool(o, "sanitize.overwrite", false);
+        is_bool(o, "sanitize.no_dealloc_inhibited", false);
+        is_bool(o, "sanitize.log_read", false);
+        is_null(o, "sanitize.status");
+        is_null(o, "sanitize.progress_percent");
+        is_null(o, "sanitize.overwrite_passes_completed");
+        is_null(o, "sanitize.global_data_erased");
+        is_null(o, "sanitize.estimates_s.overwrite");
+        is_null(o, "sanitize.estimates_s.block");
+        is_null(o, "sanitize.estimates_s.crypto");
+        is_bool(o, "format.supported", true);
+        is_bool(o, "format.all_namespaces", true);
+        is_bool(o, "format.erase_all_namespaces", true);
+        is_bool(o, "format.crypto_erase", true);
+        json_object_put(o);
+
+        /* A sanitize at a quarter (4000h of 10000h), one estimate not reported. */
+        memset(raw, 0, 512);
+        put_le16(raw + 0, 0x4000);
+        put_le16(raw + 2, 0x0002);
+        put_le32(raw + 8, 0xffffffff);
+        put_le32(raw + 12, 3600);
+        put_le32(raw + 16, 2);
+        memcpy(&log, raw, sizeof(log));
+        fw_nvme_caps_from_sanitize_log(&log, &c);
+        o = fw_nvme_json(&c);
+        assert_non_null(o);
+        is_bool(o, "sanitize.log_read", true);
+        is_string(o, "sanitize.status", "in progress");
+        is_int(o, "sanitize.progress_percent", 25);
+        is_int(o, "sanitize.overwrite_passes_completed", 0);
+        is_bool(o, "sanitize.global_data_erased", false);
+        is_null(o, "sanitize.estimates_s.overwrite");
+        is_int(o, "sanitize.estimates_s.block", 3600);
+        is_int(o, "sanitize.estimates_s.crypto", 2);
+        json_object_put(o);
+
+        /* Completed: SPROG is FFFFh and means nothing; global data erased. */
+        memset(raw, 0, 4);
+        put_le16(raw + 0, 0xffff);
+        put_le16(raw + 2, 0x0101);
+        memcpy(&log, raw, sizeof(log));
+        fw_nvme_caps_from_sanitize_log(&log, &c);
+        o = fw_nvme_json(&c);
+        assert_non_null(o);
+        is_string(o, "sanitize.status", "completed");
+        is_null(o, "sanitize.progress_percent");
+        is_bool(o, "sanitize.global_data_erased", true);
+        json_object_put(o);
+
+        /* Reserved status 7h: no name. */
+        put_le16(raw + 2, 0x0007);
+        memcpy(&log, raw, sizeof(log));
+        fw_nvme_caps_from_sanitize_log(&log, &c);
+        o = fw_nvme_json(&c);
+        assert_non_null(o);
+        is_null(o, "sanitize.status");
+        json_object_put(o);
+
+        fw_nvme_caps_done(&c);
+        assert_null(c.controller);
+        assert_null(c.namespaces);
+        fw_nvme_caps_done(&c);
+        fw_nvme_caps_done(NULL);
+
+        /* Nothing from sysfs: controller and namespaces null. */
+        o = fw_nvme_json(&c);
+        assert_non_null(o);
+        is_null(o, "controller");
+        is_null(o, "namespaces");
+        json_object_put(o);
+}
+
+/* A fake sysfs tree in a directory of the test's own. */
+static char root[PATH_MAX];
+
+static void mkdirs(const char *rel) {
+        char p[PATH_MAX];
+        size_t n = (size_t) snprintf(p, sizeof(p), "%s/%s", root, rel);
+
+        assert_true(n < sizeof(p));
+        for (char *s = p + strlen(root) + 1; (s = strchr(s, '/')); s++) {
+                *s = '\0';
+                assert_true(mkdir(p, 0755) == 0 || errno == EEXIST);
+                *s = '/';
+        }
+        assert_true(mkdir(p, 0755) == 0 || errno == EEXIST);
+}
+
+static void mklink(const char *target, const char *rel) {
+        char p[PATH_MAX];
+        size_t n = (size_t) snprintf(p, sizeof(p), "%s/%s", root, rel);
+
+        assert_true(n < sizeof(p));
+        assert_int_equal(symlink(target, p), 0);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+        return remove(path);
+}
+
+static int sysfs_setup(void **state) {
+        const char *tmp = getenv("TMPDIR");
+
+        snprintf(root, sizeof(root), "%s/test-fw-nvme.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(root))
+                return -1;
+        return 0;
+}
+
+static int sysfs_teardown(void **state) {
+        return nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void free_list(char **v) {
+        for (size_t i = 0; v && v[i]; i++)
+                free(v[i]);
+        free(v);
+}
+
+/* Without multipath: the namespace's parent is its controller, which holds its namespaces (and,
+ * with a multipath-capable kernel, hidden paths nvmeXcYnZ that are not block devices to list). */
+static void test_sysfs_controller(void **state) {
+        const char *ctrl = "devices/pci0000:00/0000:00:04.0/nvme/nvme1";
+        const char *names[] = { "nvme1n1", "nvme1n10", "nvme1n2", "nvme1c1n3", "nvme1n2p1x", "power" };
+        char rel[PATH_MAX], *controller = NULL, **ns = NULL;
+
+        for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+                snprintf(rel, sizeof(rel), "%s/%s", ctrl, names[i]);
+                mkdirs(rel);
+        }
+        snprintf(rel, sizeof(rel), "%s/nvme1n2/device", ctrl);
+        mklink("../../nvme1", rel);
+        mkdirs("dev/block");
+        mklink("../../devices/pci0000:00/0000:00:04.0/nvme/nvme1/nvme1n2", "dev/block/259:3");
+
+        assert_int_equal(fw_nvme_sysfs_topology(root, makedev(259, 3), &controller, &ns), 0);
+        assert_non_null(controller);
+        assert_string_equal(controller, "/dev/nvme1");
+        assert_non_null(ns);
+        assert_string_equal(ns[0], "/dev/nvme1n1");
+        assert_string_equal(ns[1], "/dev/nvme1n2");
+        assert_string_equal(ns[2], "/dev/nvme1n10");
+        assert_null(ns[3]);
+        free(controller);
+        free_list(ns);
+}
+
+/* With native multipath: the namespace's parent is its NVM subsystem, which holds the namespaces
+ * and links to the controllers (the lowest numbered is taken). */
+static void test_sysfs_subsystem(void **state) {
+        const char *subsys = "devices/virtual/nvme-subsystem/nvme-subsys0";
+        char rel[PATH_MAX], *controller = NULL, **ns = NULL;
+
+        mkdirs("devices/pci0000:00/0000:00:05.0/nvme/nvme12");
+        mkdirs("devices/pci0000:00/0000:00:06.0/nvme/nvme3");
+        snprintf(rel, sizeof(rel), "%s/nvme0n1", subsys);
+        mkdirs(rel);
+        snprintf(rel, sizeof(rel), "%s/nvme0n1/device", subsys);
+        mklink("..", rel);
+        snprintf(rel, sizeof(rel), "%s/nvme12", subsys);
+        mklink("../../../pci0000:00/0000:00:05.0/nvme/nvme12", rel);
+        snprintf(rel, sizeof(rel), "%s/nvme3", subsys);
+        mklink("../../../pci0000:00/0000:00:06.0/nvme/nvme3", rel);
+        snprintf(rel, sizeof(rel), "%s/subsysnqn", subsys);
+        mkdirs(rel);
+        mkdirs("dev/block");
+        mklink("../../devices/virtual/nvme-subsystem/nvme-subsys0/nvme0n1", "dev/block/259:0");
+
+        assert_int_equal(fw_nvme_sysfs_topology(root, makedev(259, 0), &controller, &ns), 0);
+        assert_non_null(controller);
+        assert_string_equal(controller, "/dev/nvme3");
+        assert_non_null(ns);
+        assert_string_equal(ns[0], "/dev/nvme0n1");
+        assert_null(ns[1]);
+        free(controller);
+        free_list(ns);
+}
+
+/* A loop device (the drive simulator's) has no parent device; a SCSI disk's parent is no NVMe
+ * controller; an unknown device number is not in sysfs: nothing, and no error. */
+static void test_sysfs_none(void **state) {
+        char *controller = (char *) "x", **ns = (char **) &controller;
+
+        mkdirs("devices/virtual/block/loop0");
+        mkdirs("devices/pci0000:00/0000:00:07.0/host0/target0:0:0/0:0:0:0/block/sda");
+        mklink("../..", "devices/pci0000:00/0000:00:07.0/host0/target0:0:0/0:0:0:0/block/sda/device");
+        mkdirs("dev/block");
+        mklink("../../devices/virtual/block/loop0", "dev/block/7:0");
+        mklink("../../devices/pci0000:00/0000:00:07.0/host0/target0:0:0/0:0:0:0/block/sda", "dev/block/8:0");
+
+        assert_int_equal(fw_nvme_sysfs_topology(root, makedev(7, 0), &controller, &ns), 0);
+        assert_null(controller);
+        assert_null(ns);
+        assert_int_equal(fw_nvme_sysfs_topology(root, makedev(8, 0), &controller, &ns), 0);
+        assert_null(controller);
+        assert_null(ns);
+        assert_int_equal(fw_nvme_sysfs_topology(root, makedev(259, 99), &controller, &ns), 0);
+        assert_null(controller);
+        assert_null(ns);
+        snprintf(root + strlen(root), sizeof(root) - strlen(root), "/nonexistent");
+        assert_int_equal(fw_nvme_sysfs_topology(root, makedev(7, 0), &controller, &ns), 0);
+        *strrchr(root, '/') = '\0';
+        assert_null(controller);
+        assert_null(ns);
+}
+
+/* The probe on something that is no NVMe device (a memfd: no device, and no ioctl reaches one)
+ * fails at Identify Controller, says so, and leaves the caps empty but freeable. */
+static void test_probe_not_nvme(void **state) {
+        struct device_identity id = { .rdev = makedev(0, 0) };
+        struct fw_nvme_caps c;
+        char *err = (char *) "x";
+        int fd = memfd_create("test-fw-nvme", MFD_CLOEXEC);
+
+        assert_true(fd >= 0);
+        assert_int_equal(fw_nvme_probe(fd, 1, &id, &c, &err), -ENOTTY);
+        close(fd);
+        assert_non_null(err);
+        assert_non_null(strstr(err, "Identify Controller: "));
+        assert_int_equal(c.nsid, 1);
+        assert_null(c.controller);
+        assert_null(c.namespaces);
+        assert_false(c.have_sanitize_log);
+        assert_int_equal(c.est_overwrite, -1);
+        free(err);
+        fw_nvme_caps_done(&c);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_layout),
+                cmocka_unit_test(test_id_ctrl),
+                cmocka_unit_test(test_sanitize_log),
+                cmocka_unit_test(test_status_names),
+                cmocka_unit_test(test_json),
+                cmocka_unit_test(test_probe_not_nvme),
+                cmocka_unit_test_setup_teardown(test_sysfs_controller, sysfs_setup, sysfs_teardown),
+                cmocka_unit_test_setup_teardown(test_sysfs_subsystem, sysfs_setup, sysfs_teardown),
+                cmocka_unit_test_setup_teardown(test_sysfs_none, sysfs_setup, sysfs_teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
