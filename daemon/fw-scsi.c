@@ -31,8 +31,9 @@
 #define FW_SCSI_VPD_ALLOC 252
 /* A one-command answer: 4 bytes, a CDB of at most 32 (variable length), 12 of timeouts. */
 #define FW_SCSI_RSOC_ONE_ALLOC 64
-/* The all-commands list: 8 bytes a command, room for thousands. */
-#define FW_SCSI_RSOC_ALL_ALLOC 65536
+/* The all-commands list: 8 bytes a command (20 with timeouts, which are not asked for), room for
+ * 2000; sg_opcodes asks for 8 KiB. */
+#define FW_SCSI_RSOC_ALL_ALLOC 16384
 
 static uint16_t be16(const uint8_t *p) {
         return (uint16_t) (p[0] << 8 | p[1]);
@@ -366,7 +367,7 @@ static int scsi_probe_all(int fd, struct fw_scsi_caps *c, char **err) {
                 r = fw_scsi_rsoc_all_find(buf, got, q->opcode, q->has_sa, q->sa);
                 if (r < 0) {
                         r = scsi_err(err, r, "%s: %s", what,
-                                     r == -EMSGSIZE ? "the list is longer than 64 KiB" : "malformed answer");
+                                     r == -EMSGSIZE ? "the list is longer than 16 KiB" : "malformed answer");
                         goto out;
                 }
                 *scsi_field(c, q) = r == 1;
