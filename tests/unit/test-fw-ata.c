@@ -1,0 +1,388 @@
+/* The ATA module's byte-level half (daemon/fw-ata.c), without a device: the ATA PASS-THROUGH (16)
+ * CDBs byte for byte against SAT-4's layout, the sense data the SCSI/ATA translation returns
+ * (descriptor and fixed format, as libata builds them), IDENTIFY DEVICE and DCO IDENTIFY data,
+ * the erase time encodings, the refusals and the JSON. Linked with the daemon's library. */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "firmware.h"
+#include "fw-ata.h"
+
+static void cdb_is(const uint8_t *cdb, const uint8_t *want) {
+        for (int i = 0; i < FW_ATA_CDB_LEN; i++) {
+                if (cdb[i] != want[i])
+                        fail_msg("CDB byte %d: %02x, want %02x", i, cdb[i], want[i]);
+        }
+}
+
+/* SAT-4 table 197: byte 1 PROTOCOL << 1 | EXTEND, byte 2 CK_COND 20h, T_DIR 08h, BYTE_BLOCK 04h,
+ * T_LENGTH 02h (in COUNT); FEATURE 7:0 byte 4, COUNT 7:0 byte 6, DEVICE 13, COMMAND 14. */
+static void test_cdbs(void **state) {
+        uint8_t cdb[FW_ATA_CDB_LEN];
+
+        (void) state;
+        /* IDENTIFY DEVICE: PIO data-in (4), one 512-byte block, no CK_COND. */
+        fw_ata_cdb_identify(cdb);
+        cdb_is(cdb, (const uint8_t[]) { 0x85, 0x08, 0x0e, 0, 0, 0, 0x01, 0, 0, 0, 0, 0, 0, 0x00, 0xec, 0 });
+        /* DEVICE CONFIGURATION IDENTIFY: B1h with FEATURE C2h, PIO data-in, one block. */
+        fw_ata_cdb_dco_identify(cdb);
+        cdb_is(cdb, (const uint8_t[]) { 0x85, 0x08, 0x0e, 0, 0xc2, 0, 0x01, 0, 0, 0, 0, 0, 0, 0x00, 0xb1, 0 });
+        /* READ NATIVE MAX ADDRESS EXT: non-data (3), EXTEND, CK_COND, DEVICE LBA bit. */
+        fw_ata_cdb_read_native_max(cdb, true);
+        cdb_is(cdb, (const uint8_t[]) { 0x85, 0x07, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x40, 0x27, 0 });
+        /* READ NATIVE MAX ADDRESS: the same without EXTEND. */
+        fw_ata_cdb_read_native_max(cdb, false);
+        cdb_is(cdb, (const uint8_t[]) { 0x85, 0x06, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x40, 0xf8, 0 });
+        /* GET NATIVE MAX ADDRESS EXT: 78h with FEATURE 0000h, 48-bit, non-data, CK_COND. */
+        fw_ata_cdb_get_native_max(cdb);
+        cdb_is(cdb, (const uint8_t[]) { 0x85, 0x07, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x40, 0x78, 0 });
+}
+
+/* Descriptor-format sense as libata builds it for a CK_COND command: RECOVERED ERROR, ATA
+ * PASS-THROUGH INFORMATION AVAILABLE, and the ATA Status Return descriptor (SAT-4 table 205). */
+static void test_sense_descriptor(void **state) {
+        struct fw_ata_result r;
+        /* READ NATIVE MAX ADDRESS EXT returning 1234_5678_9ABCh: LBA 31:24 in byte 6, 7:0 in 7,
+         * 39:32 in 8, 15:8 in 9, 47:40 in 10, 23:16 in 11. */
+        const uint8_t ok[] = { 0x72, 0x01, 0x00, 0x1d, 0, 0, 0, 0x0e,
+                               0x09, 0x0c, 0x01, 0x00, 0x00, 0x00, 0x56, 0xbc, 0x34, 0x9a, 0x12, 0x78, 0x40, 0x50 };
+        /* Another descriptor first (information, 0Ch bytes), then the ATA one. */
+        const uint8_t two[] = { 0x72, 0x01, 0x00, 0x1d, 0, 0, 0, 0x1a,
+                                0x00, 0x0a, 0x80, 0, 1, 2, 3, 4, 5, 6, 7, 8,
+                                0x09, 0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x33, 0x00, 0x22, 0x00, 0x11, 0x4e, 0x50 };
+        /* An abort: ABORTED COMMAND, Status ERR (51h), Error ABRT (04h). */
+        const uint8_t abrt[] = { 0x72, 0x0b, 0x00, 0x00, 0, 0, 0, 0x0e,
+                                 0x09, 0x0c, 0x00, 0x04, 0, 0, 0, 0, 0, 0, 0, 0, 0x40, 0x51 };
+        /* The descriptor runs past the sense returned: no registers. */
+        const uint8_t cut[] = { 0x72, 0x01, 0x00, 0x1d, 0, 0, 0, 0x0e, 0x09, 0x0c, 0x01, 0x00, 0x00 };
+        /* The translation refused the CDB: ILLEGAL REQUEST, INVALID FIELD IN CDB. */
+        const uint8_t illegal[] = { 0x72, 0x05, 0x24, 0x00, 0, 0, 0, 0 };
+
+        (void) state;
+        assert_int_equal(fw_ata_sense_decode(ok, sizeof(ok), &r), 0);
+        assert_true(r.extend);
+        assert_false(r.lba_incomplete);
+        assert_int_equal(r.status, 0x50);
+        assert_int_equal(r.device, 0x40);
+        assert_true(r.lba == 0x123456789abcULL);
+        assert_false(fw_ata_aborted(&r));
+        assert_true(fw_ata_native_max_sectors(&r, true) == 0x123456789abdULL);
+
+        /* Without EXTEND only LBA 23:0 and the device's bits 27:24 count (28-bit command). */
+        assert_int_equal(fw_ata_sense_decode(two, sizeof(two), &r), 0);
+        assert_false(r.extend);
+        assert_true(r.lba == 0x112233);
+        assert_true(fw_ata_native_max_sectors(&r, false) == 0x0e112234ULL);
+
+        assert_int_equal(fw_ata_sense_decode(abrt, sizeof(abrt), &r), 0);
+        assert_true(fw_ata_aborted(&r));
+        assert_int_equal(r.error, 0x04);
+
+        assert_int_equal(fw_ata_sense_decode(cut, sizeof(cut), &r), -ENODATA);
+        assert_int_equal(fw_ata_sense_decode(illegal, sizeof(illegal), &r), -EOPNOTSUPP);
+        assert_int_equal(fw_ata_sense_decode(ok, 0, &r), -ENODATA);
+        assert_int_equal(fw_ata_sense_decode((const uint8_t[]) { 0x7f, 0, 0, 0, 0, 0, 0, 0 }, 8, &r), -ENODATA);
+}
+
+/* Fixed-format sense (SAT-4 table 201): ERROR, STATUS, DEVICE, COUNT in bytes 3..6; EXTEND, COUNT
+ * UPPER NONZERO, LBA UPPER NONZERO in byte 8; LBA 7:0, 15:8, 23:16 in bytes 9..11. */
+static void test_sense_fixed(void **state) {
+        struct fw_ata_result r;
+        uint8_t s[18] = { 0x70, 0x00, 0x01, 0x00, 0x50, 0x40, 0x00, 0x0a,
+                          0x80, 0xbc, 0x9a, 0x78, 0x00, 0x1d, 0x00, 0x00, 0x00, 0x00 };
+
+        (void) state;
+        /* 48-bit, nothing above bit 23: complete. */
+        assert_int_equal(fw_ata_sense_decode(s, sizeof(s), &r), 0);
+        assert_true(r.extend);
+        assert_false(r.lba_incomplete);
+        assert_int_equal(r.status, 0x50);
+        assert_true(r.lba == 0x789abc);
+        assert_true(fw_ata_native_max_sectors(&r, true) == 0x789abd);
+
+        /* LBA UPPER NONZERO: the upper bits are lost. */
+        s[8] = 0xa0;
+        assert_int_equal(fw_ata_sense_decode(s, sizeof(s), &r), 0);
+        assert_true(r.lba_incomplete);
+
+        /* 28-bit READ NATIVE MAX ADDRESS at 0FFF_FFFFh: bits 27:24 in DEVICE. */
+        s[8] = 0x00;
+        s[5] = 0x4f;
+        s[9] = s[10] = s[11] = 0xff;
+        assert_int_equal(fw_ata_sense_decode(s, sizeof(s), &r), 0);
+        assert_false(r.lba_incomplete);
+        assert_true(fw_ata_native_max_sectors(&r, false) == 0x10000000ULL);
+
+        /* An abort in fixed format: ABORTED COMMAND, no 00h/1Dh, but the registers are there. */
+        s[2] = 0x0b;
+        s[3] = 0x04;
+        s[4] = 0x51;
+        s[12] = s[13] = 0;
+        assert_int_equal(fw_ata_sense_decode(s, sizeof(s), &r), 0);
+        assert_true(fw_ata_aborted(&r));
+
+        /* Sense with neither 00h/1Dh nor a Status: not ATA registers. */
+        s[3] = s[4] = 0;
+        assert_int_equal(fw_ata_sense_decode(s, sizeof(s), &r), -ENODATA);
+        /* ILLEGAL REQUEST: refused by the translation. */
+        s[2] = 0x05;
+        assert_int_equal(fw_ata_sense_decode(s, sizeof(s), &r), -EOPNOTSUPP);
+        /* Too short for the command-specific information. */
+        assert_int_equal(fw_ata_sense_decode(s, 10, &r), -ENODATA);
+}
+
+static void test_erase_time(void **state) {
+        (void) state;
+        assert_int_equal(fw_ata_erase_time(0x0000), -1);
+        assert_int_equal(fw_ata_erase_time(0x0001), 2 * 60);
+        assert_int_equal(fw_ata_erase_time(0x0035), 106 * 60);         /* "106min" in hdparm */
+        assert_int_equal(fw_ata_erase_time(0x00ff), 508 * 60);         /* "more than 508 min" */
+        assert_int_equal(fw_ata_erase_time(0x1235), 106 * 60);         /* bits 14:8 reserved */
+        /* ACS-3 extended format: bit 15, then 14:0 in 2 minutes. */
+        assert_int_equal(fw_ata_erase_time(0x8000), -1);
+        assert_int_equal(fw_ata_erase_time(0x8100), 256 * 2 * 60);
+        assert_int_equal(fw_ata_erase_time(0xffff), (int64_t) 65532 * 60);
+}
+
+static void word_set(uint8_t *d, unsigned w, uint16_t v) {
+        d[2 * w] = (uint8_t) v;
+        d[2 * w + 1] = (uint8_t) (v >> 8);
+}
+
+/* Word 255: signature A5h and the checksum that makes the 512 bytes sum to zero. */
+static void sign(uint8_t *d) {
+        uint8_t sum = 0;
+
+        d[510] = 0xa5;
+        for (int i = 0; i < 511; i++)
+                sum = (uint8_t) (sum + d[i]);
+        d[511] = (uint8_t) -sum;
+}
+
+/* A 48-bit drive with security (frozen, enhanced erase, 106 and 2 minutes), sanitize (crypto and
+ * block), HPA and DCO, of 1000215216 sectors. */
+static void identify_ssd(uint8_t *id) {
+        memset(id, 0, FW_ATA_DATA_LEN);
+        word_set(id, 0, 0x0040);
+        word_set(id, 59, 0xb101);               /* sanitize, crypto, block; not overwrite */
+        word_set(id, 60, 0xffff);
+        word_set(id, 61, 0x0fff);
+        word_set(id, 82, 0x746b);               /* bit 1 security, bit 10 HPA */
+        word_set(id, 83, 0x7d09);               /* valid, bit 10 48-bit, bit 11 DCO */
+        word_set(id, 89, 0x0035);
+        word_set(id, 90, 0x0001);
+        word_set(id, 100, (uint16_t) 1000215216u);
+        word_set(id, 101, (uint16_t) (1000215216u >> 16));
+        word_set(id, 128, 0x0029);              /* supported, frozen, enhanced */
+        sign(id);
+}
+
+static void test_identify(void **state) {
+        uint8_t id[FW_ATA_DATA_LEN];
+        struct fw_ata_caps c = {};
+
+        (void) state;
+        identify_ssd(id);
+        assert_int_equal(fw_ata_integrity(id), 0);
+        assert_int_equal(fw_ata_identify_decode(id, &c), 0);
+        assert_true(c.security_supported);
+        assert_false(c.security_enabled);
+        assert_false(c.security_locked);
+        assert_true(c.security_frozen);
+        assert_false(c.security_count_expired);
+        assert_true(c.enhanced_erase_supported);
+        assert_int_equal(c.erase_time, 106 * 60);
+        assert_int_equal(c.enhanced_erase_time, 2 * 60);
+        assert_true(c.sanitize_supported);
+        assert_true(c.sanitize_crypto);
+        assert_true(c.sanitize_block);
+        assert_false(c.sanitize_overwrite);
+        assert_true(c.hpa_supported);
+        assert_true(c.dco_supported);
+        assert_true(fw_ata_identify_lba48(id));
+        assert_false(fw_ata_identify_amac(id));
+        assert_true(c.current_max == 1000215216u);
+        assert_string_equal(fw_ata_security_erase_refusal(&c),
+                            "security frozen: the drive refuses SECURITY ERASE UNIT until it is power-cycled "
+                            "(the firmware or the operating system froze it at boot)");
+        assert_null(fw_ata_sanitize_refusal(&c));
+
+        /* A bit flipped: the checksum catches it. */
+        id[2 * 128] ^= 0x08;
+        assert_int_equal(fw_ata_integrity(id), -EBADMSG);
+        assert_int_equal(fw_ata_identify_decode(id, &c), -EBADMSG);
+        /* No signature: nothing to check (older drives). */
+        id[510] = 0;
+        assert_int_equal(fw_ata_identify_decode(id, &c), 0);
+        assert_false(c.security_frozen);
+        assert_null(fw_ata_security_erase_refusal(&c));
+
+        /* Locked with the count expired: locked is what the operator must know first. */
+        identify_ssd(id);
+        word_set(id, 128, 0x0017);
+        sign(id);
+        assert_int_equal(fw_ata_identify_decode(id, &c), 0);
+        assert_true(c.security_locked && c.security_enabled && c.security_count_expired);
+        assert_false(c.enhanced_erase_supported);
+        assert_int_equal(c.enhanced_erase_time, -1);
+        assert_string_equal(fw_ata_security_erase_refusal(&c),
+                            "security locked: the drive is locked with a password we do not know");
+        assert_string_equal(fw_ata_sanitize_refusal(&c), "security locked: the drive aborts SANITIZE until it is unlocked");
+        word_set(id, 128, 0x0013);
+        sign(id);
+        assert_int_equal(fw_ata_identify_decode(id, &c), 0);
+        assert_non_null(strstr(fw_ata_security_erase_refusal(&c), "count expired"));
+
+        /* Word 83 not valid (FFFFh): words 82..84 say nothing, word 128 still tells security;
+         * without 48-bit the capacity is words 60..61. */
+        identify_ssd(id);
+        word_set(id, 83, 0xffff);
+        word_set(id, 128, 0x0001);
+        sign(id);
+        assert_int_equal(fw_ata_identify_decode(id, &c), 0);
+        assert_true(c.security_supported);
+        assert_false(c.hpa_supported);
+        assert_false(c.dco_supported);
+        assert_false(fw_ata_identify_lba48(id));
+        assert_true(c.current_max == 0x0fffffff);
+
+        /* Extended Number of User Addressable Sectors (word 69 bit 3): words 230..233. */
+        identify_ssd(id);
+        word_set(id, 69, 0x0008);
+        word_set(id, 230, 0x0000);
+        word_set(id, 231, 0x0000);
+        word_set(id, 232, 0x0001);
+        sign(id);
+        assert_int_equal(fw_ata_identify_decode(id, &c), 0);
+        assert_true(c.current_max == 1ULL << 32);
+
+        /* No security, no sanitize, AMAC instead of HPA (word 119 bit 8, valid). */
+        identify_ssd(id);
+        word_set(id, 59, 0x0101);
+        word_set(id, 82, 0x7069);
+        word_set(id, 128, 0x0000);
+        word_set(id, 119, 0x4100);
+        sign(id);
+        assert_int_equal(fw_ata_identify_decode(id, &c), 0);
+        assert_false(c.security_supported);
+        assert_false(c.security_frozen);
+        assert_int_equal(c.erase_time, -1);
+        assert_false(c.sanitize_supported || c.sanitize_crypto || c.sanitize_block);
+        assert_false(c.hpa_supported);
+        assert_true(fw_ata_identify_amac(id));
+        assert_string_equal(fw_ata_security_erase_refusal(&c), "the security feature set is not supported");
+        assert_string_equal(fw_ata_sanitize_refusal(&c), "the sanitize feature set is not supported");
+
+        /* An ATAPI device's data. */
+        word_set(id, 0, 0x8580);
+        sign(id);
+        assert_int_equal(fw_ata_identify_decode(id, &c), -EMEDIUMTYPE);
+}
+
+static void test_dco(void **state) {
+        uint8_t d[FW_ATA_DATA_LEN] = {};
+
+        (void) state;
+        word_set(d, 0, 0x0002);
+        word_set(d, 3, 0x6daf);                 /* maximum LBA 3B9E_6DAFh */
+        word_set(d, 4, 0x3b9e);
+        sign(d);
+        assert_true(fw_ata_dco_max_sectors(d) == 0x3b9e6db0ULL);
+        d[6] ^= 1;
+        assert_true(fw_ata_dco_max_sectors(d) == 0);
+        memset(d, 0, sizeof(d));
+        assert_true(fw_ata_dco_max_sectors(d) == 0);
+}
+
+static void test_json(void **state) {
+        uint8_t id[FW_ATA_DATA_LEN];
+        struct fw_ata_caps c = { .erase_time = -1, .enhanced_erase_time = -1 };
+        struct json_object *o, *v;
+
+        (void) state;
+        /* Nothing read: every value null. */
+        o = fw_ata_json(&c);
+        assert_non_null(o);
+        assert_true(json_object_object_get_ex(o, "security", &v));
+        assert_string_equal(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN),
+                            "{\"supported\":null,\"enabled\":null,\"locked\":null,\"frozen\":null,"
+                            "\"count_expired\":null,\"enhanced_erase\":null,\"erase_time_s\":null,"
+                            "\"enhanced_erase_time_s\":null,\"erase_refused\":null}");
+        assert_true(json_object_object_get_ex(o, "hidden_area", &v));
+        assert_string_equal(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN),
+                            "{\"hpa_supported\":null,\"dco_supported\":null,\"current_max_sectors\":null,"
+                            "\"native_max_sectors\":null,\"dco_max_sectors\":null,\"hpa_hidden_sectors\":null,"
+                            "\"dco_hidden_sectors\":null,\"hidden_sectors\":null}");
+        json_object_put(o);
+
+        /* A drive with an HPA of 1000 sectors and a DCO hiding 24 more. */
+        identify_ssd(id);
+        assert_int_equal(fw_ata_identify_decode(id, &c), 0);
+        c.native_max = 1000215216u + 1000;
+        c.dco_max = 1000215216u + 1024;
+        o = fw_ata_json(&c);
+        assert_non_null(o);
+        assert_true(json_object_object_get_ex(o, "security", &v));
+        assert_string_equal(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN),
+                            "{\"supported\":true,\"enabled\":false,\"locked\":false,\"frozen\":true,"
+                            "\"count_expired\":false,\"enhanced_erase\":true,\"erase_time_s\":6360,"
+                            "\"enhanced_erase_time_s\":120,\"erase_refused\":\"security frozen: the drive refuses "
+                            "SECURITY ERASE UNIT until it is power-cycled (the firmware or the operating system "
+                            "froze it at boot)\"}");
+        assert_true(json_object_object_get_ex(o, "sanitize", &v));
+        assert_string_equal(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN),
+                            "{\"supported\":true,\"crypto\":true,\"block\":true,\"overwrite\":false,\"refused\":null}");
+        assert_true(json_object_object_get_ex(o, "hidden_area", &v));
+        assert_string_equal(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN),
+                            "{\"hpa_supported\":true,\"dco_supported\":true,\"current_max_sectors\":1000215216,"
+                            "\"native_max_sectors\":1000216216,\"dco_max_sectors\":1000216240,"
+                            "\"hpa_hidden_sectors\":1000,\"dco_hidden_sectors\":24,\"hidden_sectors\":1024}");
+        json_object_put(o);
+}
+
+/* A descriptor that takes no SG_IO (a regular file): the probe says IDENTIFY did not reach it,
+ * and leaves nothing read. */
+static void test_probe_no_sg_io(void **state) {
+        char path[] = "/tmp/test-fw-ata-XXXXXX";
+        struct fw_ata_caps c;
+        char *err = NULL;
+        int fd;
+
+        (void) state;
+        fd = mkstemp(path);
+        assert_true(fd >= 0);
+        unlink(path);
+        assert_int_equal(fw_ata_probe(fd, &c, &err), -ENOTTY);
+        assert_non_null(err);
+        assert_non_null(strstr(err, "IDENTIFY DEVICE: "));
+        assert_true(c.current_max == 0);
+        assert_int_equal(c.erase_time, -1);
+        free(err);
+        close(fd);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_cdbs),
+                cmocka_unit_test(test_sense_descriptor),
+                cmocka_unit_test(test_sense_fixed),
+                cmocka_unit_test(test_erase_time),
+                cmocka_unit_test(test_identify),
+                cmocka_unit_test(test_dco),
+                cmocka_unit_test(test_json),
+                cmocka_unit_test(test_probe_no_sg_io),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
