@@ -371,10 +371,11 @@ static void error_add(char **err, char *what) {
 }
 
 /* The native max: READ NATIVE MAX ADDRESS EXT (48-bit) or READ NATIVE MAX ADDRESS with the HPA
- * feature set, GET NATIVE MAX ADDRESS EXT with the AMAC one. Fixed-format sense (a kernel's
- * default since Linux 6.10 for a CK_COND command that succeeded) loses LBA bits 47:24: then the
- * 28-bit command is asked too, which gives bits 27:0, right for a drive of fewer than 2^28
- * sectors. */
+ * feature set, GET NATIVE MAX ADDRESS EXT with the AMAC one. Fixed-format sense loses LBA bits
+ * 47:24 (libata returns it for a CK_COND command that succeeded when the control mode page's
+ * D_SENSE is 0, as some 2024 kernels did until the change was reverted; SAT-2 and later SATLs
+ * may): then the 28-bit command is asked too, which gives bits 27:0, right for a drive of fewer
+ * than 2^28 sectors; above that the native max stays unknown and the error says why. */
 static int ata_native_max(int fd, const uint8_t *id, struct fw_ata_caps *c, char **err) {
         struct fw_ata_result r;
         uint8_t cdb[FW_ATA_CDB_LEN];
@@ -481,6 +482,13 @@ static struct json_object *json_sectors(uint64_t n) {
         return n ? json_object_new_int64((int64_t) n) : NULL;
 }
 
+/* The sectors beyond below that max holds (0 when none), or null when max was not read (0). */
+static struct json_object *json_hidden(uint64_t max, uint64_t below) {
+        if (max == 0)
+                return NULL;
+        return json_object_new_int64(max > below ? (int64_t) (max - below) : 0);
+}
+
 static struct json_object *json_string_or_null(const char *s) {
         return s ? json_object_new_string(s) : NULL;
 }
@@ -527,18 +535,9 @@ struct json_object *fw_ata_json(const struct fw_ata_caps *c) {
         json_object_object_add(hid, "dco_max_sectors", json_sectors(c->dco_max));
         /* Hidden behind a host protected area: native - current; behind an overlay: DCO max -
          * native; in all: the larger max of the two read - current. */
-        json_object_object_add(hid, "hpa_hidden_sectors",
-                               id && c->native_max ? json_object_new_int64(c->native_max > c->current_max ?
-                                                                           (int64_t) (c->native_max - c->current_max) : 0)
-                                                   : NULL);
-        json_object_object_add(hid, "dco_hidden_sectors",
-                               c->native_max && c->dco_max ? json_object_new_int64(c->dco_max > c->native_max ?
-                                                                                   (int64_t) (c->dco_max - c->native_max) : 0)
-                                                           : NULL);
-        json_object_object_add(hid, "hidden_sectors",
-                               id && native ? json_object_new_int64(native > c->current_max ?
-                                                                    (int64_t) (native - c->current_max) : 0)
-                                            : NULL);
+        json_object_object_add(hid, "hpa_hidden_sectors", json_hidden(id ? c->native_max : 0, c->current_max));
+        json_object_object_add(hid, "dco_hidden_sectors", json_hidden(c->native_max ? c->dco_max : 0, c->native_max));
+        json_object_object_add(hid, "hidden_sectors", json_hidden(id ? native : 0, c->current_max));
         json_object_object_add(o, "hidden_area", hid);
         return o;
 }

@@ -1,7 +1,8 @@
 /* The ATA module's byte-level half (daemon/fw-ata.c), without a device: the ATA PASS-THROUGH (16)
  * CDBs byte for byte against SAT-4's layout, the sense data the SCSI/ATA translation returns
  * (descriptor and fixed format, as libata builds them), IDENTIFY DEVICE and DCO IDENTIFY data,
- * the erase time encodings, the refusals and the JSON. Linked with the daemon's library. */
+ * the erase time encodings, the refusals and the JSON; then the probe against a drive simulated
+ * at the SG_IO helper (fw_sg_io, wrapped by the linker). Linked with the daemon's library. */
 #include "config.h"
 
 #include <errno.h>
@@ -124,6 +125,17 @@ static void test_sense_fixed(void **state) {
         assert_false(r.lba_incomplete);
         assert_true(fw_ata_native_max_sectors(&r, false) == 0x10000000ULL);
 
+        /* What a Linux kernel of 2024 returned to hdparm -C (CHECK POWER MODE, CK_COND), fixed
+         * format with VALID: status 50h, count FFh (active or idle). */
+        assert_int_equal(fw_ata_sense_decode((const uint8_t[]) { 0xf0, 0x00, 0x01, 0x00, 0x50, 0x00, 0xff, 0x0a, 0x00,
+                                                                 0x00, 0x00, 0x00, 0x00, 0x1d, 0x00, 0x00, 0x00, 0x00 },
+                                             18, &r),
+                         0);
+        assert_int_equal(r.status, 0x50);
+        assert_int_equal(r.count, 0xff);
+        assert_false(r.extend);
+        assert_false(fw_ata_aborted(&r));
+
         /* An abort in fixed format: ABORTED COMMAND, no 00h/1Dh, but the registers are there. */
         s[2] = 0x0b;
         s[3] = 0x04;
@@ -238,7 +250,8 @@ static void test_identify(void **state) {
         assert_int_equal(c.enhanced_erase_time, -1);
         assert_string_equal(fw_ata_security_erase_refusal(&c),
                             "security locked: the drive is locked with a password we do not know");
-        assert_string_equal(fw_ata_sanitize_refusal(&c), "security locked: the drive aborts SANITIZE until it is unlocked");
+        assert_string_equal(fw_ata_sanitize_refusal(&c),
+                            "security locked: the drive aborts SANITIZE until it is unlocked");
         word_set(id, 128, 0x0013);
         sign(id);
         assert_int_equal(fw_ata_identify_decode(id, &c), 0);
@@ -351,6 +364,232 @@ static void test_json(void **state) {
         json_object_put(o);
 }
 
+/* A drive at the SG_IO helper's boundary (the test is linked with --wrap=fw_sg_io): what each
+ * command returns, and the commands the probe sent. */
+static struct drive {
+        uint8_t identify[FW_ATA_DATA_LEN], dco[FW_ATA_DATA_LEN];
+        bool identify_aborts, identify_short, dco_aborts, native_aborts;
+        bool fixed_sense;                       /* fixed-format sense, as Linux >= 6.10 by default */
+        uint64_t native_max_lba;
+        uint8_t sent[8];                        /* COMMAND of each CDB */
+        unsigned n_sent;
+} drive;
+
+/* The sense of a CK_COND command, or of an abort, for registers lba/status/error. */
+static size_t drive_sense(uint8_t *sense, bool ext, uint64_t lba, uint8_t status, uint8_t error) {
+        bool abort = status & FW_ATA_STATUS_ERR;
+
+        if (drive.fixed_sense) {
+                uint8_t s[18] = { 0x70, 0, abort ? 0x0b : 0x01, error, status, 0x40, 0, 0x0a };
+
+                if (ext) {
+                        s[8] = 0x80 | ((lba >> 24) ? 0x20 : 0);
+                } else {
+                        s[5] = (uint8_t) (0x40 | ((lba >> 24) & 0x0f));
+                }
+                s[9] = (uint8_t) lba;
+                s[10] = (uint8_t) (lba >> 8);
+                s[11] = (uint8_t) (lba >> 16);
+                s[13] = abort ? 0x00 : 0x1d;
+                memcpy(sense, s, sizeof(s));
+                return sizeof(s);
+        }
+        uint8_t s[22] = { 0x72, abort ? 0x0b : 0x01, 0, abort ? 0x00 : 0x1d, 0, 0, 0, 0x0e, 0x09, 0x0c,
+                          ext ? 1 : 0, error, 0, 0, (uint8_t) (lba >> 24), (uint8_t) lba, (uint8_t) (lba >> 32),
+                          (uint8_t) (lba >> 8), (uint8_t) (lba >> 40), (uint8_t) (lba >> 16),
+                          (uint8_t) (ext ? 0x40 : 0x40 | ((lba >> 24) & 0x0f)), status };
+        memcpy(sense, s, sizeof(s));
+        return sizeof(s);
+}
+
+int __real_fw_sg_io(int fd, const uint8_t *cdb, size_t cdb_len, void *data, size_t len, int dir, uint8_t *sense,
+                    size_t sense_len, size_t *sense_got, unsigned timeout_ms, int *status, size_t *resid);
+int __wrap_fw_sg_io(int fd, const uint8_t *cdb, size_t cdb_len, void *data, size_t len, int dir, uint8_t *sense,
+                    size_t sense_len, size_t *sense_got, unsigned timeout_ms, int *status, size_t *resid);
+/* fd -1 is the simulated drive; a real descriptor goes to the real helper. */
+int __wrap_fw_sg_io(int fd, const uint8_t *cdb, size_t cdb_len, void *data, size_t len, int dir, uint8_t *sense,
+                    size_t sense_len, size_t *sense_got, unsigned timeout_ms, int *status, size_t *resid) {
+        bool ext = cdb[1] & 1;
+
+        if (fd >= 0)
+                return __real_fw_sg_io(fd, cdb, cdb_len, data, len, dir, sense, sense_len, sense_got, timeout_ms,
+                                       status, resid);
+        assert_int_equal(cdb_len, FW_ATA_CDB_LEN);
+        assert_int_equal(cdb[0], 0x85);
+        assert_true(sense_len >= 22);
+        if (drive.n_sent < sizeof(drive.sent))
+                drive.sent[drive.n_sent++] = cdb[14];
+        *sense_got = 0;
+        *resid = 0;
+        *status = 0;
+        switch (cdb[14]) {
+        case FW_ATA_IDENTIFY:
+        case FW_ATA_DCO: {
+                bool id = cdb[14] == FW_ATA_IDENTIFY;
+
+                assert_int_equal(dir, -1);
+                assert_int_equal(len, FW_ATA_DATA_LEN);
+                if (id ? drive.identify_aborts : drive.dco_aborts) {
+                        *status = 2;
+                        *sense_got = drive_sense(sense, false, 0, 0x51, FW_ATA_ERROR_ABRT);
+                        *resid = len;
+                        return 0;
+                }
+                memcpy(data, id ? drive.identify : drive.dco, len);
+                if (id && drive.identify_short)
+                        *resid = 256;
+                return 0;
+        }
+        case FW_ATA_READ_NATIVE_MAX:
+        case FW_ATA_READ_NATIVE_MAX_EXT:
+        case FW_ATA_AMAC: {
+                uint64_t lba = drive.native_max_lba;
+
+                assert_int_equal(dir, 0);
+                assert_null(data);
+                assert_true(cdb[2] & 0x20);
+                *status = 2;
+                if (drive.native_aborts) {
+                        *sense_got = drive_sense(sense, ext, 0, 0x51, FW_ATA_ERROR_ABRT);
+                        return 0;
+                }
+                if (!ext && lba > 0x0fffffff)
+                        lba = 0x0fffffff;
+                *sense_got = drive_sense(sense, ext, lba, 0x50, 0);
+                return 0;
+        }
+        }
+        fail_msg("unexpected ATA command %02x", cdb[14]);
+        return -EIO;
+}
+
+static void drive_reset(void) {
+        memset(&drive, 0, sizeof(drive));
+        identify_ssd(drive.identify);
+        word_set(drive.dco, 0, 0x0002);
+        word_set(drive.dco, 3, (uint16_t) (1000215216u + 1023));
+        word_set(drive.dco, 4, (uint16_t) ((1000215216u + 1023) >> 16));
+        sign(drive.dco);
+        drive.native_max_lba = 1000215216u + 999;
+}
+
+static void sent_is(const char *want) {
+        char got[64] = "";
+
+        for (unsigned i = 0; i < drive.n_sent; i++)
+                snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%02x", i ? " " : "", drive.sent[i]);
+        assert_string_equal(got, want);
+}
+
+/* The probe against the simulated drive: the commands it sends, what it fills, what it reports. */
+static void test_probe(void **state) {
+        struct fw_ata_caps c;
+        char *err = NULL;
+
+        (void) state;
+        /* Descriptor sense: everything read. */
+        drive_reset();
+        assert_int_equal(fw_ata_probe(-1, &c, &err), 0);
+        assert_null(err);
+        sent_is("ec 27 b1");
+        assert_true(c.security_frozen);
+        assert_true(c.current_max == 1000215216u);
+        assert_true(c.native_max == 1000215216u + 1000);
+        assert_true(c.dco_max == 1000215216u + 1024);
+
+        /* Fixed sense, a native max between 2^24 and 2^28 sectors: EXT loses the upper bits,
+         * the 28-bit command gives them. */
+        drive_reset();
+        drive.fixed_sense = true;
+        drive.native_max_lba = 0x0c7fffff;
+        assert_int_equal(fw_ata_probe(-1, &c, &err), 0);
+        assert_null(err);
+        sent_is("ec 27 f8 b1");
+        assert_true(c.native_max == 0x0c800000);
+        /* Above 2^28 (this 500 GB drive): not knowable through fixed sense; said so, DCO still
+         * read. */
+        drive.n_sent = 0;
+        drive.native_max_lba = 1000215216u + 999;
+        assert_int_equal(fw_ata_probe(-1, &c, &err), -EIO);
+        assert_non_null(err);
+        assert_string_equal(err, "READ NATIVE MAX ADDRESS EXT: the native max address is above 2^28 sectors and the "
+                                 "fixed-format sense data lost its upper bits");
+        free(err);
+        err = NULL;
+        sent_is("ec 27 f8 b1");
+        assert_true(c.native_max == 0);
+        assert_true(c.dco_max == 1000215216u + 1024);
+        /* Fixed sense, a small drive: complete in one command. */
+        drive.n_sent = 0;
+        drive.native_max_lba = 0x00abcdef;
+        assert_int_equal(fw_ata_probe(-1, &c, &err), 0);
+        sent_is("ec 27 b1");
+        assert_true(c.native_max == 0x00abcdf0);
+
+        /* DCO IDENTIFY aborted (DCO frozen): no overlay, no error. */
+        drive_reset();
+        drive.dco_aborts = true;
+        assert_int_equal(fw_ata_probe(-1, &c, &err), 0);
+        assert_null(err);
+        assert_true(c.dco_max == 0);
+        assert_true(c.native_max == 1000215216u + 1000);
+
+        /* READ NATIVE MAX ADDRESS EXT aborted: reported, the rest read. */
+        drive_reset();
+        drive.native_aborts = true;
+        assert_int_equal(fw_ata_probe(-1, &c, &err), -EIO);
+        assert_string_equal(err, "READ NATIVE MAX ADDRESS EXT: aborted by the drive (ATA status 51h, error 04h)");
+        free(err);
+        err = NULL;
+        assert_true(c.native_max == 0);
+        assert_true(c.dco_max == 1000215216u + 1024);
+        assert_true(c.security_supported);
+
+        /* Without 48-bit: the 28-bit command; without HPA and DCO but with AMAC: GET NATIVE MAX. */
+        drive_reset();
+        word_set(drive.identify, 83, 0x4000 | (1u << 11));
+        word_set(drive.identify, 60, 0xffff);
+        word_set(drive.identify, 61, 0x0fff);
+        sign(drive.identify);
+        drive.native_max_lba = 0x0ffffffe;
+        assert_int_equal(fw_ata_probe(-1, &c, &err), 0);
+        sent_is("ec f8 b1");
+        assert_true(c.current_max == 0x0fffffff);
+        assert_true(c.native_max == 0x0fffffff);
+        drive_reset();
+        word_set(drive.identify, 82, 0x7069);
+        word_set(drive.identify, 83, 0x7509);
+        word_set(drive.identify, 119, 0x4100);
+        sign(drive.identify);
+        assert_int_equal(fw_ata_probe(-1, &c, &err), 0);
+        sent_is("ec 78");
+        assert_true(c.native_max == 1000215216u + 1000);
+
+        /* IDENTIFY aborted, short, or with a bad checksum: nothing else is sent. */
+        drive_reset();
+        drive.identify_aborts = true;
+        assert_int_equal(fw_ata_probe(-1, &c, &err), -EIO);
+        assert_string_equal(err, "IDENTIFY DEVICE: aborted by the drive (ATA status 51h, error 04h)");
+        free(err);
+        err = NULL;
+        sent_is("ec");
+        assert_true(c.current_max == 0);
+        drive_reset();
+        drive.identify_short = true;
+        assert_int_equal(fw_ata_probe(-1, &c, &err), -EIO);
+        assert_string_equal(err, "IDENTIFY DEVICE: 256 of 512 bytes not returned");
+        free(err);
+        err = NULL;
+        drive_reset();
+        drive.identify[200] ^= 1;
+        assert_int_equal(fw_ata_probe(-1, &c, &err), -EBADMSG);
+        assert_string_equal(err, "IDENTIFY DEVICE: the checksum of its data is wrong");
+        free(err);
+        sent_is("ec");
+        assert_true(c.current_max == 0);
+        assert_false(c.security_supported);
+}
+
 /* A descriptor that takes no SG_IO (a regular file): the probe says IDENTIFY did not reach it,
  * and leaves nothing read. */
 static void test_probe_no_sg_io(void **state) {
@@ -381,6 +620,7 @@ int main(void) {
                 cmocka_unit_test(test_identify),
                 cmocka_unit_test(test_dco),
                 cmocka_unit_test(test_json),
+                cmocka_unit_test(test_probe),
                 cmocka_unit_test(test_probe_no_sg_io),
         };
 
