@@ -248,6 +248,155 @@ static void output_erase_text(struct json_object *erase, const char *indent, int
         }
 }
 
+/* A list of what a feature set offers, from boolean fields: "crypto erase, block erase" or none. */
+static void output_flags(char *buf, size_t n, size_t *l, struct json_object *o, const char *const *keys,
+                         const char *const *names, size_t count) {
+        bool any = false;
+
+        for (size_t i = 0; i < count; i++)
+                if (output_tristate(o, keys[i]) == 1) {
+                        output_append(buf, n, l, "%s%s", any ? ", " : "", names[i]);
+                        any = true;
+                }
+        if (!any)
+                output_append(buf, n, l, "none");
+}
+
+/* " (about 2 min)": a drive's estimate in seconds, when it gives one. */
+static void output_estimate(char *buf, size_t n, size_t *l, struct json_object *o, const char *key) {
+        int64_t s = output_get_int(o, key, -1);
+        char d[64];
+
+        if (s >= 0)
+                output_append(buf, n, l, " (about %s)", units_duration(d, sizeof(d), s));
+}
+
+static void output_firmware_nvme(struct json_object *nvme, const char *indent, int width) {
+        static const char *const san_keys[] = { "crypto", "block", "overwrite" };
+        static const char *const san_names[] = { "crypto erase", "block erase", "overwrite" };
+        struct json_object *san = output_get_object(nvme, "sanitize"), *fmt = output_get_object(nvme, "format");
+        struct json_object *est = output_get_object(san, "estimates_s"), *ns = output_get_array(nvme, "namespaces");
+        char buf[1024], a[256];
+        size_t l = 0;
+
+        output_append(buf, sizeof(buf), &l, "NVMe namespace %" PRId64, output_get_int(nvme, "nsid", 0));
+        if (output_get_string(nvme, "controller", NULL))
+                output_append(buf, sizeof(buf), &l, " of %s", output_field_string(nvme, "controller", false, a, sizeof(a)));
+        if (output_array_length(ns) > 0) {
+                output_append(buf, sizeof(buf), &l, " (namespaces:");
+                for (size_t i = 0; i < output_array_length(ns); i++)
+                        output_append(buf, sizeof(buf), &l, " %s",
+                                      output_escape(json_object_get_string(json_object_array_get_idx(ns, i)), false, a,
+                                                    sizeof(a)));
+                output_append(buf, sizeof(buf), &l, ")");
+        }
+        output_field(indent, width, "Firmware:", "%s", buf);
+        l = 0;
+        output_flags(buf, sizeof(buf), &l, san, san_keys, san_names, 3);
+        if (output_tristate(san, "crypto") == 1)
+                output_estimate(buf, sizeof(buf), &l, est, "crypto");
+        if (output_get_string(san, "status", NULL))
+                output_append(buf, sizeof(buf), &l, "; last sanitize: %s", output_get_string(san, "status", ""));
+        if (output_get_int(san, "progress_percent", -1) >= 0)
+                output_append(buf, sizeof(buf), &l, " (%" PRId64 "%%)", output_get_int(san, "progress_percent", 0));
+        output_field(indent, width, "  Sanitize:", "%s", buf);
+        l = 0;
+        if (output_tristate(fmt, "supported") != 1)
+                output_append(buf, sizeof(buf), &l, "not supported");
+        else {
+                output_append(buf, sizeof(buf), &l, "secure erase: user data%s",
+                              output_tristate(fmt, "crypto_erase") == 1 ? ", crypto erase" : "");
+                if (output_tristate(fmt, "all_namespaces") == 1 || output_tristate(fmt, "erase_all_namespaces") == 1)
+                        output_append(buf, sizeof(buf), &l, "; acts on every namespace of the controller");
+        }
+        output_field(indent, width, "  Format NVM:", "%s", buf);
+}
+
+static void output_firmware_ata(struct json_object *ata, const char *indent, int width) {
+        static const char *const san_keys[] = { "crypto", "block", "overwrite" };
+        static const char *const san_names[] = { "crypto scramble", "block erase", "overwrite" };
+        static const char *const state_keys[] = { "enabled", "locked", "frozen", "count_expired" };
+        static const char *const state_names[] = { "password set", "locked", "frozen", "password attempts exhausted" };
+        struct json_object *sec = output_get_object(ata, "security"), *san = output_get_object(ata, "sanitize");
+        struct json_object *hid = output_get_object(ata, "hidden_area");
+        char buf[1024];
+        size_t l = 0;
+
+        output_field(indent, width, "Firmware:", "ATA (through SCSI/ATA translation)");
+        if (output_tristate(sec, "supported") != 1)
+                output_append(buf, sizeof(buf), &l, "not supported");
+        else {
+                output_append(buf, sizeof(buf), &l, "%s", output_tristate(sec, "enhanced_erase") == 1 ?
+                              "enhanced erase" : "normal erase");
+                output_estimate(buf, sizeof(buf), &l, sec, output_tristate(sec, "enhanced_erase") == 1 ?
+                                "enhanced_erase_time_s" : "erase_time_s");
+                output_append(buf, sizeof(buf), &l, "; state: ");
+                output_flags(buf, sizeof(buf), &l, sec, state_keys, state_names, 4);
+                if (output_get_string(sec, "erase_refused", NULL))
+                        output_append(buf, sizeof(buf), &l, "; refused: %s", output_get_string(sec, "erase_refused", ""));
+        }
+        output_field(indent, width, "  Security:", "%s", buf);
+        l = 0;
+        if (output_tristate(san, "supported") != 1)
+                output_append(buf, sizeof(buf), &l, "not supported");
+        else {
+                output_flags(buf, sizeof(buf), &l, san, san_keys, san_names, 3);
+                if (output_get_string(san, "refused", NULL))
+                        output_append(buf, sizeof(buf), &l, "; refused: %s", output_get_string(san, "refused", ""));
+        }
+        output_field(indent, width, "  Sanitize:", "%s", buf);
+        l = 0;
+        if (output_get_int(hid, "native_max_sectors", -1) < 0)
+                output_append(buf, sizeof(buf), &l, "native max not read (HPA %s, DCO %s)",
+                              output_yes_no(hid, "hpa_supported"), output_yes_no(hid, "dco_supported"));
+        else if (output_get_int(hid, "hidden_sectors", 0) > 0)
+                output_append(buf, sizeof(buf), &l, "%" PRId64 " sectors hidden (native max %" PRId64 ", current %" PRId64 ")",
+                              output_get_int(hid, "hidden_sectors", 0), output_get_int(hid, "native_max_sectors", 0),
+                              output_get_int(hid, "current_max_sectors", 0));
+        else
+                output_append(buf, sizeof(buf), &l, "none (native max %" PRId64 " sectors)",
+                              output_get_int(hid, "native_max_sectors", 0));
+        output_field(indent, width, "  Hidden area:", "%s", buf);
+}
+
+static void output_firmware_scsi(struct json_object *scsi, const char *indent, int width) {
+        static const char *const san_keys[] = { "crypto", "block", "overwrite" };
+        static const char *const san_names[] = { "crypto erase", "block erase", "overwrite" };
+        struct json_object *san = output_get_object(scsi, "sanitize");
+        char buf[512];
+        size_t l = 0;
+
+        output_field(indent, width, "Firmware:", "SCSI");
+        if (output_tristate(scsi, "report_supported_opcodes") != 1) {
+                output_field(indent, width, "  Sanitize:", "unknown (the device does not report its commands)");
+                return;
+        }
+        output_flags(buf, sizeof(buf), &l, san, san_keys, san_names, 3);
+        output_field(indent, width, "  Sanitize:", "%s", buf);
+        output_field(indent, width, "  Format unit:", "%s", output_yes_no(scsi, "format_unit"));
+}
+
+/* The FIRMWARE object of a probe: the command set and what it offers, or why none is sent. */
+static void output_firmware_text(struct json_object *fw, const char *indent, int width) {
+        const char *set = output_get_string(fw, "command_set", "none");
+        char a[512];
+
+        width += (int) strlen(indent);
+        if (output_get_string(fw, "refused", NULL))
+                output_field(indent, width, "Firmware:", "commands refused: %s",
+                             output_field_string(fw, "refused", false, a, sizeof(a)));
+        else if (strcmp(set, "nvme") == 0)
+                output_firmware_nvme(output_get_object(fw, "nvme"), indent, width);
+        else if (strcmp(set, "ata") == 0)
+                output_firmware_ata(output_get_object(fw, "ata"), indent, width);
+        else if (strcmp(set, "scsi") == 0)
+                output_firmware_scsi(output_get_object(fw, "scsi"), indent, width);
+        else
+                output_field(indent, width, "Firmware:", "no erase commands reach it (neither NVMe nor SCSI/ATA pass-through)");
+        if (output_get_string(fw, "error", NULL))
+                output_field(indent, width, "  Not read:", "%s", output_field_string(fw, "error", false, a, sizeof(a)));
+}
+
 void output_signatures_text(struct json_object *signatures, const char *indent) {
         static const char *const header[] = { "TYPE", "USAGE", "OFFSET", "LABEL", "UUID" };
         static const bool right[] = { false, false, true, false, false };
@@ -383,8 +532,12 @@ static void output_probe_one(struct json_object *probe) {
         if (!identity)
                 return;
         output_identity_text(identity, "  ", OUTPUT_PROBE_WIDTH - 2);
-        if (output_get_object(probe, "erase"))
+        if (output_get_object(probe, "erase")) {
                 output_erase_text(output_get_object(probe, "erase"), "  ", OUTPUT_PROBE_WIDTH - 2);
+                if (output_get_object(output_get_object(probe, "erase"), "firmware"))
+                        output_firmware_text(output_get_object(output_get_object(probe, "erase"), "firmware"), "  ",
+                                             OUTPUT_PROBE_WIDTH - 2);
+        }
         if (output_array_length(signatures) == 0)
                 output_field("  ", OUTPUT_PROBE_WIDTH, "Signatures:", "none found");
         else {
