@@ -1,0 +1,207 @@
+#!/bin/bash
+# Real drivers, emulated drives: boot a Debian 12 kernel in QEMU (TCG) with an emulated NVMe
+# drive, a SATA disk on q35's AHCI controller and a USB disk on an xHCI controller; inside, wiped
+# probes the three and wipes the NVMe disk (random) and the SATA disk (zeroout), each with
+# --verify all, through the kernel's nvme and libata drivers under io_uring and O_DIRECT.
+#
+# Checked on the host from the VM's serial console (tests/vm/guest-drives.sh prints it): each
+# disk's identity and firmware command set (.erase.firmware), the USB disk's refusal, both wipes
+# done and verified, the SATA disk reading back as zeros, no sanitizer report from the daemon.
+# Nothing here formats or sanitizes a drive: the firmware methods come later.
+#
+# Skips (77) only when QEMU or the kernel cannot be had or run at all, or for a ThreadSanitizer
+# build whose daemon cannot start in the VM. The kernel comes from tests/vm/fetch-kernel.sh (its
+# cache, $WIPED_VM_CACHE; tools/install-deps fills it). tests/vm/README.md: running it by hand.
+#
+# Unlike the loop-device tests it needs no root: nothing on this machine is touched but files of
+# its own (the disk images, in its directory under /dev/shm).
+set -u
+
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_builddir=${top_builddir:-$top_srcdir}
+WIPED=${WIPED:-$top_builddir/daemon/wiped}
+WIPECTL_BIN=${WIPECTL_BIN:-$top_builddir/cli/wipectl}
+TEST_NAME=$(basename "$0" .sh)
+VM=$top_srcdir/tests/vm
+QEMU=${QEMU:-qemu-system-x86_64}
+# TCG by default (the CI has no KVM); WIPED_VM_ACCEL=kvm for a quicker run by hand.
+ACCEL=${WIPED_VM_ACCEL:-tcg}
+TIMEOUT=${WIPED_VM_TIMEOUT:-300}
+DISK_MIB=64
+
+skip() { echo "SKIP: $TEST_NAME: $*" >&2; exit 77; }
+fail() { echo "FAIL: $TEST_NAME: $*" >&2; exit 1; }
+hard_error() { echo "ERROR: $TEST_NAME: $*" >&2; exit 99; }
+pass() { echo "PASS: $TEST_NAME${1:+: $1}"; exit 0; }
+note() { echo "# $*"; }
+
+command -v "$QEMU" > /dev/null || skip "$QEMU missing (tools/install-deps installs qemu-system-x86)"
+command -v jq > /dev/null || hard_error "jq missing (tools/install-deps installs it)"
+command -v busybox > /dev/null || hard_error "busybox missing (tools/install-deps installs busybox-static)"
+command -v cpio > /dev/null || hard_error "cpio missing (tools/install-deps installs it)"
+[ -x "$WIPED" ] || hard_error "$WIPED not built"
+[ -x "$WIPECTL_BIN" ] || hard_error "$WIPECTL_BIN not built"
+
+TEST_DIR=$(mktemp -d /dev/shm/wiped-vm.XXXXXX) || hard_error "mktemp failed"
+QEMU_PID=
+cleanup() {
+        local rc=$?
+        trap - EXIT INT TERM
+        if [ -n "$QEMU_PID" ]; then
+                kill -TERM "$QEMU_PID" 2> /dev/null
+                wait "$QEMU_PID" 2> /dev/null
+        fi
+        rm -rf "$TEST_DIR"
+        exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+started=$SECONDS
+
+# --- the kernel, the initramfs, the disks -------------------------------------------------------
+kdir=$("$VM/fetch-kernel.sh" --print 2> "$TEST_DIR/fetch.err") ||
+        skip "no kernel for the VM (tests/vm/fetch-kernel.sh: $(tail -n 3 "$TEST_DIR/fetch.err"))"
+note "kernel $kdir"
+tsan=
+ldd "$WIPED" 2> /dev/null | grep -q libtsan && tsan=1
+"$VM/mkinitramfs.sh" "$kdir" "$TEST_DIR/initramfs" "$VM/guest-drives.sh" "$WIPED" "$WIPECTL_BIN" ||
+        hard_error "mkinitramfs.sh failed"
+for d in nvme sata usb; do
+        truncate -s "${DISK_MIB}M" "$TEST_DIR/$d.img" || hard_error "cannot create $TEST_DIR/$d.img"
+done
+
+# --- the VM -------------------------------------------------------------------------------------
+# The whole console goes to a file; "quiet loglevel=1" keeps kernel lines out of the JSON.
+note "booting the VM ($ACCEL; at most $TIMEOUT s)"
+timeout -k 5 "$TIMEOUT" "$QEMU" -machine q35 -accel "$ACCEL" -cpu max -smp 2 -m 1024 \
+        -nographic -nodefaults -serial stdio -no-reboot \
+        -kernel "$kdir/vmlinuz" -initrd "$TEST_DIR/initramfs" \
+        -append "console=ttyS0 panic=-1 quiet loglevel=1 ${WIPED_VM_APPEND:-}" \
+        -drive "file=$TEST_DIR/nvme.img,if=none,id=n0,format=raw" -device nvme,serial=WIPEDNVME1,drive=n0 \
+        -drive "file=$TEST_DIR/sata.img,if=none,id=s0,format=raw" -device ide-hd,bus=ide.0,drive=s0,serial=WIPEDSATA1 \
+        -drive "file=$TEST_DIR/usb.img,if=none,id=u0,format=raw" -device qemu-xhci \
+        -device usb-storage,drive=u0,serial=WIPEDUSB1 \
+        < /dev/null > "$TEST_DIR/console.raw" 2>&1 &
+QEMU_PID=$!
+wait "$QEMU_PID"
+qrc=$?
+QEMU_PID=
+# Serial line ends (\r\n) and the terminal controls of the firmware and the kernel (\ec, \e[...)
+# out, so that the guest's lines start with their own text.
+sed 's/\r$//; s/\x1bc//g; s/\x1b\[[0-9;?]*[A-Za-z]//g' "$TEST_DIR/console.raw" > "$TEST_DIR/console"
+CONSOLE=$TEST_DIR/console
+note "the VM ran $((SECONDS - started)) s in all (QEMU exited $qrc)"
+
+show_console() {
+        echo "--- the VM's console (last lines) ---" >&2
+        grep -v '^[[:space:]]*$' "$CONSOLE" | tail -n 60 >&2
+}
+if ! grep -q '^@@@ WIPED-VM BOOTED' "$CONSOLE"; then
+        show_console
+        [ $qrc = 124 ] && fail "the VM did not boot within $TIMEOUT s"
+        # QEMU itself refused to run (no TCG, no usable machine, a broken installation).
+        [ $qrc != 0 ] && skip "QEMU cannot run here (it exited $qrc): $(grep -v '^[[:space:]]*$' "$CONSOLE" | tail -n 2)"
+        hard_error "the kernel booted no /init (no BOOTED line on the console)"
+fi
+
+# section NAME: the lines the guest printed between "@@@ BEGIN NAME" and "@@@ END NAME RC".
+section() {
+        awk -v b="@@@ BEGIN $1" -v e="@@@ END $1 " 'index($0, e) == 1 { f = 0 } f { print } $0 == b { f = 1 }' "$CONSOLE"
+}
+# section_rc NAME: that RC; empty when the section never ended.
+section_rc() { sed -n "s/^@@@ END $1 \\([0-9]*\\)\$/\\1/p" "$CONSOLE" | tail -n 1; }
+# marker WORD...: the rest of the console line "@@@ WORD..."
+marker() { sed -n "s/^@@@ $* //p" "$CONSOLE" | tail -n 1; }
+
+grep -q '^@@@ WIPED-VM EXIT' "$CONSOLE" || {
+        show_console
+        [ $qrc = 124 ] && fail "the VM's test did not end within $TIMEOUT s"
+        fail "the VM stopped before its test ended (QEMU exited $qrc)"
+}
+grep '^@@@ WIPED-VM insmod' "$CONSOLE" >&2
+if grep -q '^@@@ ERROR wiped did not come up' "$CONSOLE"; then
+        section daemon-log >&2
+        if [ -n "$tsan" ] && section daemon-log | grep -q ThreadSanitizer; then
+                skip "the ThreadSanitizer build of wiped cannot start in the VM's kernel: $(section daemon-log | grep -m 1 ThreadSanitizer)"
+        fi
+        fail "wiped did not come up in the VM"
+fi
+if grep -q '^@@@ ERROR' "$CONSOLE"; then
+        show_console
+        hard_error "$(marker ERROR)"
+fi
+[ "$(marker WIPED-VM EXIT)" = 0 ] || { show_console; fail "the guest script exited $(marker WIPED-VM EXIT)"; }
+note "guest uptime: /init at $(marker WIPED-VM BOOTED) s, disks at $(marker UP disks) s, wiped at $(marker UP wiped) s, wipes done at $(marker UP wiped-disks) s"
+nvme=$(marker DEV nvme) sata=$(marker DEV sata) usb=$(marker DEV usb)
+note "disks in the VM: nvme $nvme, sata $sata, usb $usb"
+
+# A sanitizer's report from the daemon fails the test (also one written at its exit: a leak).
+SANITIZER_REPORT='^==[0-9]+==ERROR: [A-Za-z]+Sanitizer|^WARNING: ThreadSanitizer|: runtime error: '
+if section daemon-log | grep -qE "$SANITIZER_REPORT"; then
+        section daemon-log | grep -m 1 -A 40 -E "$SANITIZER_REPORT" >&2
+        fail "the daemon's log in the VM holds a sanitizer report"
+fi
+[ "$(marker DAEMON-EXIT)" = 0 ] || { section daemon-log | tail -n 20 >&2; fail "wiped exited $(marker DAEMON-EXIT) at SIGTERM"; }
+
+# json NAME: a section that ended with 0 and holds JSON, as one line.
+json() {
+        local rc out
+        rc=$(section_rc "$1")
+        [ "$rc" = 0 ] || { section "$1" >&2; fail "$1: exited '${rc:-never ended}' in the VM"; }
+        out=$(section "$1" | jq -c .) || { section "$1" >&2; fail "$1: not JSON"; }
+        echo "$out"
+}
+# is JSON FILTER EXPECTED WHAT: fail unless jq -r FILTER of JSON prints exactly EXPECTED.
+is() {
+        local got
+        got=$(echo "$1" | jq -r "$2")
+        [ "$got" = "$3" ] || fail "$4: $2 is '$got', expected '$3' in: $1"
+}
+
+# --- probe ----------------------------------------------------------------------------------------
+p=$(json probe-nvme) || exit
+d=$(echo "$p" | jq -c '.devices[0]')
+is "$d" '"\(.path) \(.wipeable) \(.identity.transport) \(.identity.serial) \(.identity.size)"' \
+        "$nvme true nvme WIPEDNVME1 $((DISK_MIB << 20))" "NVMe identity"
+is "$d" '.erase.firmware | "\(.command_set) \(.refused)"' "nvme null" "NVMe firmware"
+note "NVMe firmware: $(echo "$d" | jq -c .erase.firmware)"
+
+p=$(json probe-sata) || exit
+d=$(echo "$p" | jq -c '.devices[0]')
+is "$d" '"\(.path) \(.wipeable) \(.identity.model) \(.identity.size)"' "$sata true QEMU HARDDISK $((DISK_MIB << 20))" "SATA identity"
+case $(echo "$d" | jq -r .identity.transport) in
+sata|ata) ;;
+*) fail "SATA disk: transport is $(echo "$d" | jq -c .identity.transport), expected sata or ata" ;;
+esac
+is "$d" '.erase.firmware.refused' null "SATA firmware"
+# What QEMU's ide-hd emulates over AHCI and libata's SCSI/ATA translation: the ATA command set
+# (found by the ATA Information VPD page). "none" is what the skeleton's placeholder fw-scsi.c
+# reports (it asks no device yet): accepted, and said, until the SCSI/ATA modules land.
+set=$(echo "$d" | jq -r .erase.firmware.command_set)
+case $set in
+ata) ;;
+none) note "SATA disk: command_set none (fw_scsi_is_ata not implemented yet?); expected ata" ;;
+*) fail "SATA disk: command_set is '$set', expected ata" ;;
+esac
+note "SATA firmware: $(echo "$d" | jq -c .erase.firmware)"
+
+p=$(json probe-usb) || exit
+d=$(echo "$p" | jq -c '.devices[0]')
+is "$d" '"\(.path) \(.identity.transport) \(.identity.size)"' "$usb usb $((DISK_MIB << 20))" "USB identity"
+is "$d" '.erase.firmware | "\(.command_set) \(.refused | test("USB"))"' "none true" "USB firmware"
+note "USB firmware: $(echo "$d" | jq -c .erase.firmware)"
+
+# --- the wipes --------------------------------------------------------------------------------------
+for w in nvme:random sata:zeroout; do
+        name=${w%%:*} method=${w#*:}
+        j=$(json "wipe-$name") || exit
+        job=$(echo "$j" | jq -c '.jobs[0]')
+        is "$job" '"\(.state) \(.method) \(.verify.mode) \(.verify.result) \(.bad_bytes)"' "done $method all passed 0" "wipe of the $name disk"
+        is "$job" '"\(.size) \(.bytes_done)"' "$((DISK_MIB << 20)) $((2 * DISK_MIB << 20))" "wipe of the $name disk"
+        note "wipe of the $name disk ($method, verify all): $(echo "$job" | jq -r '"\(.state), \(.elapsed_s) s in the VM"')"
+done
+[ "$(section_rc cmp-sata)" = 0 ] && [ "$(section cmp-sata)" = zero ] ||
+        fail "the SATA disk does not read back as zeros after zeroout: $(section cmp-sata)"
+
+pass "NVMe, SATA and USB disks probed and two wiped in a $ACCEL VM in $((SECONDS - started)) s"
