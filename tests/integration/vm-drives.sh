@@ -62,6 +62,7 @@ started=$SECONDS
 # --- the kernel, the initramfs, the disks -------------------------------------------------------
 kdir=$("$VM/fetch-kernel.sh" --print 2> "$TEST_DIR/fetch.err") ||
         skip "no kernel for the VM (tests/vm/fetch-kernel.sh: $(tail -n 3 "$TEST_DIR/fetch.err"))"
+[ -s "$TEST_DIR/fetch.err" ] && note "$(cat "$TEST_DIR/fetch.err")"
 note "kernel $kdir"
 tsan=
 ldd "$WIPED" 2> /dev/null | grep -q libtsan && tsan=1

@@ -3,8 +3,8 @@
 # installing it on this machine: apt-get download the image package that linux-image-amd64 names
 # and dpkg-deb -x it into the cache directory. Idempotent, and quiet when the kernel is cached.
 #
-# The cache: $WIPED_VM_CACHE, by default /var/cache/wiped-vm for root and
-# ${XDG_CACHE_HOME:-~/.cache}/wiped-vm otherwise. After a fetch it holds
+# The cache: $WIPED_VM_CACHE, by default /var/cache/wiped-vm for root (and for others when it holds
+# a kernel) and ${XDG_CACHE_HOME:-~/.cache}/wiped-vm otherwise. After a fetch it holds
 #       kernel/RELEASE/vmlinuz                 the kernel image
 #       kernel/RELEASE/lib/modules/RELEASE/    its modules, with the package's modules.dep
 #       kernel/current                         the name of the cached RELEASE
@@ -22,8 +22,18 @@ case ${1:-} in
 *) echo "usage: $0 [--print]" >&2; exit 2 ;;
 esac
 
+# cached KDIR: the directory of the kernel cached in KDIR, when it is whole (the marker "current"
+# is written last).
+cached() {
+        local rel
+        rel=$(cat "$1/current" 2>/dev/null) || return 1
+        [ -n "$rel" ] && [ -s "$1/$rel/vmlinuz" ] && [ -s "$1/$rel/lib/modules/$rel/modules.dep" ] || return 1
+        echo "$1/$rel"
+}
+
 if [ -z "${WIPED_VM_CACHE:-}" ]; then
-        if [ "$(id -u)" = 0 ]; then
+        # Not root: the system's cache when tools/install-deps (as root) filled it.
+        if [ "$(id -u)" = 0 ] || cached /var/cache/wiped-vm/kernel > /dev/null; then
                 WIPED_VM_CACHE=/var/cache/wiped-vm
         else
                 WIPED_VM_CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/wiped-vm
@@ -31,15 +41,7 @@ if [ -z "${WIPED_VM_CACHE:-}" ]; then
 fi
 kdir=$WIPED_VM_CACHE/kernel
 
-# cached: the cached kernel's directory, when it is whole (the marker is written last).
-cached() {
-        local rel
-        rel=$(cat "$kdir/current" 2>/dev/null) || return 1
-        [ -n "$rel" ] && [ -s "$kdir/$rel/vmlinuz" ] && [ -s "$kdir/$rel/lib/modules/$rel/modules.dep" ] || return 1
-        echo "$kdir/$rel"
-}
-
-if dir=$(cached); then
+if dir=$(cached "$kdir"); then
         [ -n "$print" ] && echo "$dir"
         exit 0
 fi

@@ -29,8 +29,8 @@ rel=$(ls "$kdir/lib/modules")
         exit 1
 }
 busybox=$(command -v busybox) || { echo "mkinitramfs: busybox missing (busybox-static)" >&2; exit 1; }
-file -L "$busybox" 2>/dev/null | grep -q 'statically linked' ||
-        ldd "$busybox" 2>&1 | grep -q 'not a dynamic executable' ||
+bb_ldd=$(ldd "$busybox" 2>&1 || true)
+echo "$bb_ldd" | grep -Eq 'not a dynamic executable|statically linked' ||
         { echo "mkinitramfs: $busybox is not static (install busybox-static)" >&2; exit 1; }
 command -v cpio > /dev/null || { echo "mkinitramfs: cpio missing" >&2; exit 1; }
 
