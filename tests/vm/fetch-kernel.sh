@@ -60,6 +60,13 @@ pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: \(
 rel=${pkg#linux-image-}
 
 mkdir -p "$kdir"
+# One fetch at a time (test suites may run side by side): the one that waited finds it cached.
+exec 9> "$kdir/.lock"
+flock 9
+if dir=$(cached "$kdir"); then
+        [ -n "$print" ] && echo "$dir"
+        exit 0
+fi
 tmp=$(mktemp -d "$kdir/.fetch.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 echo "fetch-kernel: fetching $pkg into $kdir" >&2

@@ -26,7 +26,7 @@ section() {
 
 # The disks, by where they hang in sysfs (not by name: the order of sdX depends on probing).
 find_disks() {
-        NVME= SATA= USB=
+        NVME='' SATA='' USB=''
         for b in /sys/block/*; do
                 [ -e "$b/device" ] || continue
                 path=$(readlink -f "$b/device")
