@@ -99,6 +99,8 @@ void identity_read(struct device_identity *id, int fd, const char *node, dev_t r
 
                 id->serial = s ? TAKE_PTR(s) : sysfs_read(rdev, "serial");
         }
+        if (!id->serial)
+                id->serial = sysfs_vpd_serial(whole_disk(rdev));
         id->wwn = dup_or_null(u.wwn);
         if (!id->wwn) {
                 _cleanup_free_ char *w = sysfs_read(rdev, "device/wwid");

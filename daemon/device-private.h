@@ -32,6 +32,9 @@ struct part_node {
 
 void part_nodes_free(struct part_node *v, size_t n);
 struct part_node *sysfs_partitions(dev_t d, struct devset *devs, size_t *n_ret);
+/* The serial number in the SCSI Unit Serial Number VPD page (80h) the kernel keeps for a SCSI or
+ * ATA disk (device/vpd_pg80), or NULL: where udev is not running, the only place it is. */
+char *sysfs_vpd_serial(dev_t d);
 dev_t whole_disk(dev_t d);
 void lower_devices(dev_t d, struct devset *s, unsigned depth);
 char *holder_find(dev_t d);

@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "cleanup.h"
 #include "strutil.h"
@@ -70,6 +72,41 @@ char *sysfs_read(dev_t d, const char *attr) {
                         p++;
                 /* Model and serial strings come from the device's firmware: any bytes. */
                 return *p ? utf8_sanitize(strdup(p)) : NULL;
+        }
+}
+
+char *sysfs_vpd_serial(dev_t d) {
+        char path[PATH_MAX];
+        uint8_t buf[256];
+        size_t n, len;
+        ssize_t r;
+        int fd;
+
+        snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/device/vpd_pg80", major(d), minor(d));
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return NULL;
+        r = read(fd, buf, sizeof(buf));
+        close(fd);
+        /* SPC-4 7.8.16: page code 80h, then the page length and the serial number, in ASCII,
+         * padded with blanks (right-aligned by some, left by others). */
+        if (r < 4 || buf[1] != 0x80)
+                return NULL;
+        n = (size_t) r;
+        len = (size_t) buf[2] << 8 | buf[3];
+        if (len > n - 4)
+                len = n - 4;
+        while (len > 0 && (buf[4 + len - 1] == ' ' || buf[4 + len - 1] == '\0'))
+                len--;
+        n = 0;
+        while (n < len && buf[4 + n] == ' ')
+                n++;
+        if (n == len)
+                return NULL;
+        {
+                char *s = strndup((const char *) buf + 4 + n, len - n);
+
+                return s ? utf8_sanitize(s) : NULL;
         }
 }
 

@@ -183,6 +183,8 @@ note "NVMe firmware: $(echo "$d" | jq -c .erase.firmware)"
 p=$(json probe-sata) || exit
 d=$(echo "$p" | jq -c '.devices[0]')
 is "$d" '"\(.path) \(.wipeable) \(.identity.model) \(.identity.size)"' "$sata true QEMU HARDDISK $((DISK_MIB << 20))" "SATA identity"
+# No udev in the VM: the serial comes from the Unit Serial Number VPD page the kernel keeps.
+is "$d" '.identity.serial' WIPEDSATA1 "SATA serial"
 case $(echo "$d" | jq -r .identity.transport) in
 sata|ata) ;;
 *) fail "SATA disk: transport is $(echo "$d" | jq -c .identity.transport), expected sata or ata" ;;
