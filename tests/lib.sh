@@ -519,3 +519,36 @@ kill_badfs() {
         [ "$pid" = "$BADFS_PID" ] && BADFS_PID=
         return 0
 }
+
+# --- The drive simulator (tests/sim/README.md): NVMe, ATA and SCSI drives at the ioctl boundary ---
+
+DRIVESIM_SO=${DRIVESIM_SO:-$top_builddir/tests/sim/libdrivesim.so}
+DRIVESIM_CONF=$TEST_DIR/drivesim.conf           # the test writes its [/dev/loopN] sections here
+DRIVESIM_STATE_DIR=$TEST_DIR/drivesim           # each simulated drive's state file
+
+# with_drivesim COMMAND...: run COMMAND (a program, not a shell function) with the simulator
+# preloaded, answering for the drives of $DRIVESIM_CONF; their state is in $DRIVESIM_STATE_DIR,
+# shared by every process. A program built with ASan refuses a preload that is not after its
+# runtime in the library list; verify_asan_link_order=0 lets it be (the simulator is built without
+# sanitizers; its ioctl() is found first and calls the ASan runtime's as the next one).
+with_drivesim() {
+        [ -f "$DRIVESIM_SO" ] || hard_error "$DRIVESIM_SO not built (make check builds it)"
+        [ -f "$DRIVESIM_CONF" ] || hard_error "with_drivesim: write $DRIVESIM_CONF first"
+        mkdir -p "$DRIVESIM_STATE_DIR" || hard_error "mkdir $DRIVESIM_STATE_DIR"
+        env LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD }$DRIVESIM_SO" DRIVESIM_CONFIG="$DRIVESIM_CONF" \
+                DRIVESIM_STATE="$DRIVESIM_STATE_DIR" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+                "$@"
+}
+
+# start_daemon_sim [OPTION...]: start_daemon with the simulator preloaded into wiped (as
+# with_drivesim). The simulator reads $DRIVESIM_CONF once, at the daemon's first ioctl: write it,
+# and create its loop devices, before. kill_daemon and start_daemon_sim again: a crash and a
+# restart that find the drives as they were left (a sanitize still running, or done).
+start_daemon_sim() {
+        [ -f "$DRIVESIM_SO" ] || hard_error "$DRIVESIM_SO not built (make check builds it)"
+        [ -f "$DRIVESIM_CONF" ] || hard_error "start_daemon_sim: write $DRIVESIM_CONF first"
+        mkdir -p "$DRIVESIM_STATE_DIR" || hard_error "mkdir $DRIVESIM_STATE_DIR"
+        LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD }$DRIVESIM_SO" DRIVESIM_CONFIG="$DRIVESIM_CONF" \
+                DRIVESIM_STATE="$DRIVESIM_STATE_DIR" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+                start_daemon "$@"
+}

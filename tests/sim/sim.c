@@ -398,7 +398,7 @@ unsigned sim_progress(const struct sim_drive *d) {
                 return 0xffff;
         if (d->st.op_stuck)
                 /* A drive that stopped working on it: stays at a tenth. */
-                return 6553;
+                return 6554;
         f = len > 0 ? (double) (now - d->st.op_start_ms) / (double) len : 1;
         if (f < 0)
                 f = 0;
