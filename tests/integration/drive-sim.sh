@@ -170,7 +170,13 @@ wait_for 60 log_failed "$NVME2" || fail "the failing sanitize never failed: $(si
 [ "$(dev_sha256 "$NVME2")" = "$old" ] || fail "$NVME2: a failed sanitize changed the data"
 out=$(sim nvme format --ses=1 --force "$NVME2" 2>&1) && fail "a format after a failed sanitize was taken"
 expect "$out" 'Sanitize Failed' "format after a failed sanitize"
-sim nvme sanitize --sanact=1 "$NVME2" > /dev/null || fail "exit failure mode refused"
+# Failed in restricted completion mode (AUSE 0): Exit Failure Mode refused; only a sanitize that
+# succeeds would leave it. Failed with AUSE 1: Exit Failure Mode leaves it.
+out=$(sim nvme sanitize --sanact=1 "$NVME2" 2>&1) && fail "exit failure mode after a restricted failure was taken"
+expect "$out" 'Sanitize Failed' "exit failure mode after a restricted failure"
+sim nvme sanitize --sanact=2 --ause "$NVME2" > /dev/null || fail "block erase of $NVME2 (AUSE) refused"
+wait_for 60 log_failed "$NVME2" || fail "the failing sanitize never failed"
+sim nvme sanitize --sanact=1 "$NVME2" > /dev/null || fail "exit failure mode after an unrestricted failure refused"
 sim nvme format --ses=1 --force "$NVME2" > /dev/null || fail "format after exit failure mode refused"
 note "NVMe: identify, sanitize log, sanitize (block, overwrite, crypto, failing), format: ok"
 

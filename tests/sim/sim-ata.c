@@ -304,8 +304,8 @@ static int sanitize(struct sim_drive *d, struct ata_tf *tf) {
                 bool failed = !running && s->san_status == 3;
 
                 /* CLEAR SANITIZE OPERATION FAILED (COUNT bit 0): only when the failed command
-                 * had FAILURE MODE set (op_action bit 8) */
-                if (failed && (tf->count & 1) && s->op_action >= 0x100) {
+                 * had FAILURE MODE set */
+                if (failed && (tf->count & 1) && s->san_exit_allowed) {
                         s->san_failure_mode = false;
                         s->san_status = 0;
                         d->dirty = true;
@@ -387,9 +387,9 @@ static int sanitize(struct sim_drive *d, struct ata_tf *tf) {
                         s->op_pattern[i] = (uint8_t) (p >> (8 * i));
                 s->op_pattern_len = 4;
         }
-        /* FAILURE MODE, COUNT bit 4: whether SANITIZE STATUS EXT may clear a failure; kept in
-         * op_action bit 8 */
-        s->op_action = (int) (tf->features | ((tf->count & 0x10) ? 0x100 : 0));
+        /* FAILURE MODE, COUNT bit 4: whether SANITIZE STATUS EXT may clear a failure */
+        s->op_action = tf->features;
+        s->op_ause = tf->count & 0x10;
         s->op_fail = c->sanitize_fail;
         s->op_stuck = c->sanitize_stuck;
         s->san_passes_done = 0;

@@ -28,6 +28,7 @@
 #define ST_INVALID_NS ST(0, NVME_SC_INVALID_NS)
 
 /* Sanitize CDW10 (Figure 372) */
+#define SANITIZE_AUSE (1u << 3)
 #define SANITIZE_OIPBP (1u << 8)
 #define SANITIZE_NDAS (1u << 9)
 
@@ -134,7 +135,11 @@ static int sanitize(struct sim_drive *d, uint32_t cdw10, uint32_t cdw11) {
                 return ST_SANITIZE_IN_PROGRESS;
         switch (sanact) {
         case NVME_SANITIZE_SANACT_EXIT_FAILURE:
-                /* Leaves the failure mode (8.21); the log keeps the failed status. */
+                /* Leaves the failure mode (8.21) when the failed sanitize had AUSE set
+                 * (unrestricted completion mode); after one in restricted completion mode only a
+                 * sanitize that succeeds does. The log keeps the failed status. */
+                if (s->san_failure_mode && !s->san_exit_allowed)
+                        return ST_SANITIZE_FAILED;
                 s->san_failure_mode = false;
                 d->dirty = true;
                 return 0;
@@ -156,6 +161,7 @@ static int sanitize(struct sim_drive *d, uint32_t cdw10, uint32_t cdw11) {
         if ((cdw10 & SANITIZE_NDAS) && c->ndi)
                 return ST_INVALID_FIELD;
         s->op_cdw10 = cdw10;
+        s->op_ause = cdw10 & SANITIZE_AUSE;
         s->op_action = (int) sanact;
         s->op_fail = c->sanitize_fail;
         s->op_stuck = c->sanitize_stuck;

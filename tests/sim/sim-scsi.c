@@ -236,7 +236,8 @@ static int sanitize(struct sim_drive *d, const uint8_t *cdb, const uint8_t *data
                 bit = SIM_SAN_CRYPTO;
                 break;
         case 0x1f:
-                if (!c->sanitize)
+                /* EXIT FAILURE MODE: only after a sanitize that failed with AUSE set (5.30.1) */
+                if (!c->sanitize || (s->san_failure_mode && !s->san_exit_allowed))
                         return sim_scsi_sense(sense, sense_len, ILLEGAL_REQUEST, 0x24, 0, false, -1);
                 s->san_failure_mode = false;
                 d->dirty = true;
@@ -273,6 +274,7 @@ static int sanitize(struct sim_drive *d, const uint8_t *cdb, const uint8_t *data
                 s->op_fill = SIM_FILL_RANDOM;
         }
         s->op_action = (int) sa;
+        s->op_ause = cdb[1] & 0x20;
         s->op_fail = c->sanitize_fail;
         s->op_stuck = c->sanitize_stuck;
         s->san_passes_done = 0;

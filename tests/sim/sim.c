@@ -294,8 +294,8 @@ static void state_initial(struct sim_drive *d) {
 }
 
 #define STATE_INTS(X) \
-        X(op) X(op_fill) X(op_action) X(op_passes) X(op_invert) X(op_fail) X(op_stuck) X(op_pattern_len) \
-        X(san_status) X(san_failure_mode) X(san_passes_done) X(san_frozen) X(san_antifreeze) \
+        X(op) X(op_fill) X(op_action) X(op_passes) X(op_invert) X(op_fail) X(op_stuck) X(op_ause) X(op_pattern_len) \
+        X(san_status) X(san_failure_mode) X(san_exit_allowed) X(san_passes_done) X(san_frozen) X(san_antifreeze) \
         X(sec_enabled) X(sec_locked) X(sec_frozen) X(sec_expired) X(sec_attempts) X(master_maximum) \
         X(erase_prepared) X(native_read) X(format_done)
 
@@ -466,6 +466,7 @@ void sim_settle(struct sim_drive *d) {
                 /* Failed: the medium is left as it was, the worst case for whoever checks. */
                 s->san_status = 3;
                 s->san_failure_mode = true;
+                s->san_exit_allowed = s->op_ause;
         } else {
                 sim_erase(d);
                 if (s->op == SIM_OP_SANITIZE) {
@@ -553,6 +554,10 @@ int ioctl(int fd, unsigned long req, ...) {
         d.conf = &drives[i];
         current_lock_fd = drive_lock(i);
         state_load(&d);
+        /* A drive busy with a command that completes only at its end (SECURITY ERASE UNIT,
+         * Format NVM, FORMAT UNIT), sent by another thread or process: this one waits its turn. */
+        if (d.st.op == SIM_OP_FORMAT || d.st.op == SIM_OP_SECURITY_ERASE)
+                sim_wait(&d);
         if (drives[i].type == SIM_NVME)
                 r = sim_nvme_ioctl(&d, req, arg);
         else

@@ -73,9 +73,12 @@ struct sim_state {
         unsigned op_passes;
         bool op_invert;                 /* invert the pattern between passes */
         bool op_fail, op_stuck;
+        bool op_ause;                   /* AUSE (NVMe, SCSI) or FAILURE MODE (ATA): a failure may be left
+                                         * by Exit Failure Mode (or CLEAR SANITIZE OPERATION FAILED) */
         /* Sanitize: the last one's outcome (NVMe SSTAT bits 2:0 values) */
         int san_status;                 /* 0 never, 1 done, 2 running, 3 failed */
-        bool san_failure_mode;          /* failed and restricted: only sanitize commands work */
+        bool san_failure_mode;          /* failed: only sanitize commands work */
+        bool san_exit_allowed;          /* the failed one had op_ause: Exit Failure Mode leaves it */
         int san_passes_done;
         bool san_frozen, san_antifreeze;
         /* ATA security (ACS-3 4.18): enabled/locked/frozen give SEC1..SEC6 */
