@@ -21,6 +21,7 @@ ATA2=$(make_loop $SIZE)         # ATA: locked with a password the test does not 
 ATA3=$(make_loop $SIZE)         # ATA: frozen; its sanitize never progresses
 SCSI=$(make_loop $SIZE)         # SCSI: block and crypto erase; a long sanitize for the restart
 SCSI2=$(make_loop $SIZE)        # SCSI: sanitize fails
+SCSI4=$(make_loop $SIZE)        # SCSI: overwrite only
 # Drives whose sanitize never ends: what holds while one runs is checked there, with no race
 # against the clock (the machine may be slow at any moment).
 NVME3=$(make_loop $SIZE)
@@ -66,6 +67,10 @@ type = scsi
 sanitize = block
 sanitize_seconds = 1
 sanitize_fail = yes
+[$SCSI4]
+type = scsi
+sanitize = overwrite
+sanitize_seconds = 1
 [$NVME3]
 type = nvme
 sanitize_stuck = yes
@@ -228,6 +233,16 @@ old=$(fill "$ATA")
 sim hdparm --yes-i-know-what-i-am-doing --sanitize-crypto-scramble "$ATA" > /dev/null 2>&1 || fail "crypto scramble failed"
 wait_for 60 ata_done "$ATA" || fail "crypto scramble never completed"
 random_looking "$ATA" "$old" || fail "$ATA: crypto scramble left the old data or zeros"
+fill "$ATA" > /dev/null
+sim hdparm --yes-i-know-what-i-am-doing --sanitize-overwrite-passes 2 --sanitize-overwrite hex:5a5a5a5a "$ATA" \
+        > /dev/null 2>&1 || fail "sanitize overwrite failed"
+wait_for 60 ata_done "$ATA" || fail "overwrite never completed"
+is_byte "$ATA" 132 || fail "$ATA: not 5Ah after OVERWRITE EXT"
+# Sanitize freeze lock (SD1): a sanitize is then refused with the reason.
+sim hdparm --yes-i-know-what-i-am-doing --sanitize-freeze-lock "$ATA" > /dev/null 2>&1 || fail "sanitize freeze lock failed"
+expect "$(sim hdparm --sanitize-status "$ATA" 2>&1)" 'SD1 Sanitize Frozen' "sanitize status after freeze lock"
+out=$(sim hdparm --yes-i-know-what-i-am-doing --sanitize-block-erase "$ATA" 2>&1) && fail "sanitize while sanitize-frozen done"
+expect "$out" 'Device in FROZEN state' "sanitize while sanitize-frozen"
 # Freeze lock: SEC1 -> SEC2, and a password can no longer be set.
 sim hdparm --security-freeze "$ATA" > /dev/null 2>&1 || fail "security freeze failed"
 expect "$(sim hdparm -I "$ATA")" '^\s+frozen' "frozen after freeze lock"
@@ -287,6 +302,19 @@ fill "$SCSI" > /dev/null
 sim sg_sanitize --block --early --quick "$SCSI" > /dev/null 2>&1 || fail "sg_sanitize --block failed"
 wait_for 60 sim sg_turs "$SCSI" > /dev/null 2>&1 || fail "SCSI sanitize never completed"
 is_byte "$SCSI" 000 || fail "$SCSI: not zeros after SANITIZE BLOCK ERASE"
+# Overwrite with a 4-byte pattern, three passes inverted between them: the pattern stays.
+printf '\x12\x34\x56\x78' > "$TEST_DIR/pattern"
+cp "$TEST_DIR/pattern" "$TEST_DIR/expected"
+while [ "$(stat -c %s "$TEST_DIR/expected")" -lt $((16 << 20)) ]; do
+        cat "$TEST_DIR/expected" "$TEST_DIR/expected" > "$TEST_DIR/expected.2"
+        mv "$TEST_DIR/expected.2" "$TEST_DIR/expected"
+done
+fill "$SCSI4" > /dev/null
+sim sg_sanitize --overwrite --pattern="$TEST_DIR/pattern" --count=3 --invert --early --quick "$SCSI4" > /dev/null 2>&1 ||
+        fail "sg_sanitize --overwrite failed"
+wait_for 60 sim sg_turs "$SCSI4" > /dev/null 2>&1 || fail "SCSI overwrite never completed"
+cmp -s "$TEST_DIR/expected" "$SCSI4" || fail "$SCSI4: not the pattern after SANITIZE OVERWRITE"
+rm -f "$TEST_DIR/expected"
 # A failing one: MEDIUM ERROR, SANITIZE COMMAND FAILED until EXIT FAILURE MODE.
 old=$(fill "$SCSI2")
 sim sg_sanitize --block --early --quick "$SCSI2" > /dev/null 2>&1 || fail "sg_sanitize on $SCSI2 failed"

@@ -228,6 +228,10 @@ static int admin(struct sim_drive *d, uint8_t opcode, uint32_t nsid, uint32_t cd
         struct sim_state *s = &d->st;
 
         *result = 0;
+        if (len && !data) {
+                errno = EFAULT;
+                return -1;
+        }
         sim_settle(d);
         switch (opcode) {
         case nvme_admin_identify: {

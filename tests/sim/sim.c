@@ -33,14 +33,21 @@ static char state_dir[256];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int (*real_ioctl)(int, unsigned long, ...);
 
+/* Says what is wrong and ends the process. Not through stdio: on a terminal, stdio would ask
+ * isatty(), an ioctl, from within the simulator's own initialisation. */
 static void sim_die(const char *fmt, ...) {
+        char buf[1024];
         va_list ap;
+        int n;
 
         va_start(ap, fmt);
-        fputs("drivesim: ", stderr);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
+        n = snprintf(buf, sizeof buf, "drivesim: ");
+        n += vsnprintf(buf + n, sizeof buf - (size_t) n - 1, fmt, ap);
         va_end(ap);
+        if (n > (int) sizeof buf - 2)
+                n = (int) sizeof buf - 2;
+        buf[n++] = '\n';
+        (void) !write(2, buf, (size_t) n);
         _exit(99);
 }
 
