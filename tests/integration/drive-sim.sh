@@ -355,16 +355,11 @@ is_byte "$SCSI" 000 || fail "$SCSI: not zeros after the sanitize its sender did 
 fw_set() { wipectl --json probe "$1" 2>/dev/null | jq -r '.devices[0].erase.firmware.command_set'; }
 start_daemon_sim
 [ "$(fw_set "$NVME")" = nvme ] || fail "wiped's probe of $NVME: command set '$(fw_set "$NVME")', not nvme"
-# ATA and SCSI are told apart by fw_scsi_is_ata() (daemon/fw-scsi.c): "none" until that module
-# replaces the skeleton's placeholder; then it must be the right one.
+# ATA and SCSI are told apart by fw_scsi_is_ata() (daemon/fw-scsi.c): the ATA Information VPD page.
 for pair in "$ATA ata" "$SCSI scsi"; do
         set -- $pair
         got=$(fw_set "$1")
-        case $got in
-        "$2") ;;
-        none) note "wiped's probe of $1: command set none (fw-scsi.c not there yet?)" ;;
-        *) fail "wiped's probe of $1: command set '$got', not $2" ;;
-        esac
+        [ "$got" = "$2" ] || fail "wiped's probe of $1: command set '$got', not $2"
 done
 fill "$NVME" > /dev/null
 sim nvme sanitize --sanact=2 "$NVME" > /dev/null || fail "nvme sanitize refused"
