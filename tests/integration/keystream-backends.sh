@@ -83,6 +83,9 @@ v=$(version)
 jq_is "$v" '.keystream["chacha20"].backend' openssl "version after the restart"
 jq_is "$v" '.keystream["aes-128-ctr"].backend' gcrypt "version after the restart"
 jq_is "$v" .keystream_backend chacha20:openssl,aes-128-ctr:gcrypt "version: the setting"
+# The daemon resumes it at its first tick, after the socket is served: until then it is
+# interrupted, which wait_job would take for its end.
+state=$(wait_state "$id" 'running|flushing|done|failed' 20) || fail "job $id not resumed at start: $state"
 state=$(wait_job "$id" 90)
 [ "$state" = done ] || fail "job $id ended $state after the restart: $(wipectl --json status "$id")"
 [ "$(job_field "$id" resumes)" -ge 1 ] || fail "job $id was not resumed: $(wipectl --json status "$id")"
