@@ -66,9 +66,14 @@ int fw_sg_io(int fd, const uint8_t *cdb, size_t cdb_len, void *data, size_t len,
         return 0;
 }
 
-/* What a module could not read: err (taken) when it said, else what failed and why, into
- * c->error. A module may have read the rest: its caps stay. 0 or -ENOMEM. */
+/* A module's result r: -ENOMEM as it is; else what it could not read, err (taken) when it said,
+ * else what failed and why, into c->error. A module may have read the rest: its caps stay. 0 or
+ * -ENOMEM. */
 static int fw_error(struct fw_caps *c, char *err, const char *what, int r) {
+        if (r == -ENOMEM) {
+                free(err);
+                return r;
+        }
         if (!err && r < 0 && asprintf(&err, "%s: %s", what, strerror(-r)) < 0)
                 return -ENOMEM;
         free(c->error);
@@ -96,10 +101,6 @@ int fw_probe(int fd, const struct device_identity *id, struct fw_caps *c) {
         if (r > 0) {
                 c->set = FW_SET_NVME;
                 r = fw_nvme_probe(fd, (uint32_t) r, id, &c->nvme, &err);
-                if (r == -ENOMEM) {
-                        free(err);
-                        return r;
-                }
                 return fw_error(c, err, "NVMe", r);
         }
 
@@ -110,18 +111,10 @@ int fw_probe(int fd, const struct device_identity *id, struct fw_caps *c) {
         if (r > 0) {
                 c->set = FW_SET_ATA;
                 r = fw_ata_probe(fd, &c->ata, &err);
-                if (r == -ENOMEM) {
-                        free(err);
-                        return r;
-                }
                 return fw_error(c, err, "ATA", r);
         }
         c->set = FW_SET_SCSI;
         r = fw_scsi_probe(fd, &c->scsi, &err);
-        if (r == -ENOMEM) {
-                free(err);
-                return r;
-        }
         return fw_error(c, err, "SCSI", r);
 }
 
