@@ -111,3 +111,107 @@ int fw_scsi_is_ata(int fd);
 /* fill c from the SCSI device at fd. 0 or -errno (err: what failed). */
 int fw_scsi_probe(int fd, struct fw_scsi_caps *c, char **err);
 struct json_object *fw_scsi_json(const struct fw_scsi_caps *c);
+
+/* ---- Firmware erase commands: what the methods sanitize*, nvme-format, ata-secure-erase and
+ * purge send. A job resolves its method into one struct fw_command at submit (fw_resolve), records
+ * it, and a thread of its own sends it (fw_start) and follows it (fw_status): never the main
+ * thread, never a worker. ---- */
+
+enum fw_action {
+        FW_ACTION_NONE,
+        FW_ACTION_SANITIZE_CRYPTO,      /* NVMe SANACT 100b, ATA CRYPTO SCRAMBLE EXT, SCSI CRYPTOGRAPHIC ERASE */
+        FW_ACTION_SANITIZE_BLOCK,       /* NVMe SANACT 010b, ATA BLOCK ERASE EXT, SCSI BLOCK ERASE */
+        FW_ACTION_SANITIZE_OVERWRITE,   /* NVMe SANACT 011b, ATA OVERWRITE EXT, SCSI OVERWRITE */
+        FW_ACTION_NVME_FORMAT,          /* NVMe Format NVM with a secure erase setting (SES 1 or 2) */
+        FW_ACTION_ATA_SECURITY_ERASE,   /* ATA SECURITY SET PASSWORD, ERASE PREPARE, ERASE UNIT */
+};
+
+#define FW_PASSWORD_LEN 32              /* an ATA password: 32 bytes */
+
+/* One firmware erase command, with every parameter as it is sent (and recorded). */
+struct fw_command {
+        enum fw_command_set set;
+        enum fw_action action;
+        uint32_t nsid;                  /* NVMe: the namespace (Format NVM); sanitize acts on the controller */
+        unsigned ses;                   /* NVMe Format NVM: 1 user data erase, 2 cryptographic erase */
+        bool enhanced;                  /* ATA security erase: enhanced mode */
+        unsigned overwrite_passes;      /* sanitize overwrite: 1..16 (NVMe OWPASS, ATA and SCSI counts) */
+        uint32_t overwrite_pattern;     /* sanitize overwrite: the 32-bit pattern */
+        bool ause;                      /* sanitize: Allow Unrestricted Sanitize Exit (NVMe AUSE, ATA
+                                         * FAILURE MODE, SCSI AUSE); false: after a failure only a
+                                         * sanitize that succeeds leaves the failure mode */
+        char password[FW_PASSWORD_LEN + 1]; /* ATA security erase: the temporary user password
+                                         * (printable, NUL-padded to 32 bytes on the wire) */
+        unsigned timeout_s;             /* a command that blocks (format, security erase): how long the
+                                         * kernel waits for it */
+};
+
+/* Where a drive's firmware erase stands, as the drive tells it. */
+enum fw_run_state {
+        FW_RUN_UNKNOWN,                 /* the drive keeps no status for this command (format,
+                                         * security erase), or never ran one */
+        FW_RUN_RUNNING,
+        FW_RUN_DONE,                    /* the latest one completed without error */
+        FW_RUN_FAILED,                  /* the latest one failed (the drive may be in failure mode) */
+};
+
+struct fw_status {
+        enum fw_run_state state;
+        double fraction;                /* of a running one, 0..1; -1 when the drive does not say */
+        char text[160];                 /* the drive's own status in words, with its codes, e.g.
+                                         * "SSTAT 0002h: in progress, SPROG 6554/65536" */
+};
+
+/* fw-nvme.c (NVMe Base Specification 2.0; libnvme) */
+/* Send Sanitize (5.24) with c's action, AUSE and overwrite settings. Returns once the controller
+ * accepted it (the sanitize runs on in the background). 0, or -errno with the controller's status
+ * in err ("Sanitize: Invalid Field in Command (status 0002h)"). */
+int fw_nvme_sanitize_start(int fd, const struct fw_command *c, char *err, size_t err_len);
+/* The Sanitize Status log page (5.16.1.25, RAE set) as a status. 0 or -errno (err). */
+int fw_nvme_sanitize_status(int fd, struct fw_status *s, char *err, size_t err_len);
+/* Format NVM (5.14) of c->nsid with LBAF the namespace's current one and SES c->ses (never 0),
+ * waiting up to c->timeout_s. Blocks until the controller completes it. 0 or -errno (err). */
+int fw_nvme_format(int fd, const struct fw_command *c, char *err, size_t err_len);
+
+/* fw-ata.c (ACS-3; through SG_IO ATA PASS-THROUGH (16)) */
+/* SANITIZE: CRYPTO SCRAMBLE EXT, BLOCK ERASE EXT or OVERWRITE EXT (7.38) with FAILURE MODE =
+ * c->ause. Returns once the drive accepted it. 0 or -errno (err: the drive's status and error). */
+int fw_ata_sanitize_start(int fd, const struct fw_command *c, char *err, size_t err_len);
+/* SANITIZE STATUS EXT (7.38.8), without clearing a failure: running with its progress, done, or
+ * failed with the reason in LBA 7:0. 0 or -errno (err). */
+int fw_ata_sanitize_status(int fd, struct fw_status *s, char *err, size_t err_len);
+/* SECURITY SET PASSWORD (user, c->password, master capability High), SECURITY ERASE PREPARE,
+ * SECURITY ERASE UNIT (enhanced when c->enhanced) with that password, waiting up to c->timeout_s.
+ * Blocks until the drive completes the erase, which leaves security disabled (SEC1). If the erase
+ * is not reached or fails after the password was set, the password is removed again (SECURITY
+ * DISABLE PASSWORD, after SECURITY UNLOCK if the drive locked) before returning. 0 or -errno
+ * (err: every step that failed). */
+int fw_ata_security_erase(int fd, const struct fw_command *c, char *err, size_t err_len);
+/* After an interruption: if security is enabled and password is the user password, remove it
+ * (UNLOCK if locked, then DISABLE PASSWORD). 1 when a password was removed, 0 when security was
+ * not enabled (nothing to do), -errno when it is enabled and could not be removed (err). */
+int fw_ata_security_cleanup(int fd, const char *password, char *err, size_t err_len);
+
+/* fw-scsi.c (SBC-3 5.30; SPC-4 6.39 REQUEST SENSE) */
+/* SANITIZE with IMMED set and c's service action and AUSE (OVERWRITE: a parameter list with
+ * c->overwrite_passes and the 4-byte pattern). 0 or -errno (err: the sense in words). */
+int fw_scsi_sanitize_start(int fd, const struct fw_command *c, char *err, size_t err_len);
+/* REQUEST SENSE: running (NOT READY, 04h/1Bh) with the progress indicator, done (no sense), or
+ * failed (MEDIUM ERROR, 31h/03h SANITIZE COMMAND FAILED). 0 or -errno (err). */
+int fw_scsi_sanitize_status(int fd, struct fw_status *s, char *err, size_t err_len);
+
+/* firmware.c: the command set's module for each action */
+/* Which command the action with c's capabilities sends: c filled from caps, or -EOPNOTSUPP with
+ * why not in err. */
+int fw_resolve(const struct fw_caps *caps, enum fw_action action, struct fw_command *c, char *err, size_t err_len);
+/* Whether the action runs on in the drive after the command returns (sanitize) and is followed
+ * with fw_status; the others block in fw_start until they end. */
+bool fw_action_background(enum fw_action a);
+/* Send the command (fw_*_start, or the blocking format and security erase). 0 or -errno (err). */
+int fw_start(int fd, const struct fw_command *c, char *err, size_t err_len);
+/* Where the command's operation stands on the drive (sanitize: its status; others: UNKNOWN). */
+int fw_status(int fd, const struct fw_command *c, struct fw_status *s, char *err, size_t err_len);
+const char *fw_action_name(enum fw_action a);
+enum fw_action fw_action_from_name(const char *name);
+/* The command with its parameters as recorded and reported (no password). */
+struct json_object *fw_command_json(const struct fw_command *c);
