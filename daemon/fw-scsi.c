@@ -1,6 +1,5 @@
-/* SCSI: what a SCSI drive's firmware can do to erase itself (firmware.h), through SG_IO. Sends
- * only INQUIRY and REPORT SUPPORTED OPERATION CODES, which read; scsi_read() refuses any other
- * command, so that a mistake here cannot change a drive.
+/* SCSI: what a SCSI drive's firmware can do to erase itself (firmware.h), through SG_IO, and the
+ * SANITIZE that does it.
  *
  * - fw_scsi_is_ata(): the Supported VPD Pages page (SPC-4 7.8.16) lists the ATA Information page
  *   (89h, SAT-4 12.4.2) for an ATA drive behind a SCSI/ATA translation layer (libata, a SAT HBA).
@@ -8,7 +7,12 @@
  *   UNIT (SBC-4 5.3) by operation code, SANITIZE (SBC-4 5.30) by each service action. A device
  *   that refuses those reporting options is asked for its whole list of commands instead, as
  *   sg_opcodes does by default; one that refuses the command itself has rsoc_supported false and
- *   the rest unknown.
+ *   the rest unknown. The probe sends only INQUIRY and REPORT SUPPORTED OPERATION CODES, which
+ *   read; scsi_read() refuses any other command, so that a mistake there cannot change a drive.
+ * - fw_scsi_sanitize_start(): SANITIZE (SBC-3/SBC-4 5.30) with IMMED, as sg_sanitize sends it;
+ *   fw_scsi_sanitize_status(): REQUEST SENSE (SPC-4 6.39), whose sense data says whether a
+ *   sanitize runs (with its progress), failed, or nothing is pending. Only these two functions
+ *   send anything other than the probe's commands (scsi_erase_cmd()).
  * The bytes (CDBs, answers, sense data) are built and decoded by the pure functions at the top
  * (fw-scsi.h). */
 #include "config.h"
@@ -67,6 +71,35 @@ void fw_scsi_cdb_rsoc(uint8_t cdb[12], uint8_t option, uint8_t opcode, uint16_t 
         cdb[7] = (uint8_t) (alloc >> 16);
         cdb[8] = (uint8_t) (alloc >> 8);
         cdb[9] = (uint8_t) alloc;
+}
+
+void fw_scsi_cdb_sanitize(uint8_t cdb[10], uint8_t sa, bool immed, bool ause, uint16_t plen) {
+        memset(cdb, 0, 10);
+        cdb[0] = FW_SCSI_SANITIZE;
+        /* Byte 1: IMMED (bit 7), ZNR (bit 6, SBC-4; 0), AUSE (bit 5), SERVICE ACTION (4..0). */
+        cdb[1] = (uint8_t) ((immed ? 0x80 : 0) | (ause ? 0x20 : 0) | (sa & 0x1f));
+        cdb[7] = (uint8_t) (plen >> 8); /* PARAMETER LIST LENGTH */
+        cdb[8] = (uint8_t) plen;
+}
+
+void fw_scsi_sanitize_overwrite_params(uint8_t p[FW_SCSI_OVERWRITE_PARAMS_LEN], unsigned passes, uint32_t pattern) {
+        /* Byte 0: INVERT (bit 7) 0, TEST (6..5) 0 (a real overwrite), OVERWRITE COUNT (4..0);
+         * byte 1 reserved; bytes 2..3 INITIALIZATION PATTERN LENGTH; the pattern from byte 4. */
+        p[0] = (uint8_t) (passes & 0x1f);
+        p[1] = 0;
+        p[2] = 0;
+        p[3] = 4;
+        p[4] = (uint8_t) (pattern >> 24);
+        p[5] = (uint8_t) (pattern >> 16);
+        p[6] = (uint8_t) (pattern >> 8);
+        p[7] = (uint8_t) pattern;
+}
+
+void fw_scsi_cdb_request_sense(uint8_t cdb[6], bool desc, uint8_t alloc) {
+        memset(cdb, 0, 6);
+        cdb[0] = FW_SCSI_REQUEST_SENSE;
+        cdb[1] = desc ? 0x01 : 0x00;    /* DESC */
+        cdb[4] = alloc;                 /* ALLOCATION LENGTH */
 }
 
 int fw_scsi_vpd_lists(const uint8_t *buf, size_t len, uint8_t page) {
@@ -224,6 +257,49 @@ const char *fw_scsi_sense_key_name(uint8_t key) {
                 "COMPLETED",
         };
         return names[key & 0x0f];
+}
+
+const char *fw_scsi_asc_name(uint8_t asc, uint8_t ascq) {
+        static const struct {
+                uint8_t asc, ascq;
+                const char *name;
+        } names[] = {
+                { 0x00, 0x00, "NO ADDITIONAL SENSE INFORMATION" },
+                { 0x00, 0x16, "OPERATION IN PROGRESS" },
+                { 0x04, 0x00, "LOGICAL UNIT NOT READY, CAUSE NOT REPORTABLE" },
+                { 0x04, 0x04, "LOGICAL UNIT NOT READY, FORMAT IN PROGRESS" },
+                { 0x04, 0x1b, "LOGICAL UNIT NOT READY, SANITIZE IN PROGRESS" },
+                { 0x1a, 0x00, "PARAMETER LIST LENGTH ERROR" },
+                { 0x20, 0x00, "INVALID COMMAND OPERATION CODE" },
+                { 0x24, 0x00, "INVALID FIELD IN CDB" },
+                { 0x26, 0x00, "INVALID FIELD IN PARAMETER LIST" },
+                { 0x27, 0x00, "WRITE PROTECTED" },
+                { 0x29, 0x00, "POWER ON, RESET, OR BUS DEVICE RESET OCCURRED" },
+                { 0x2c, 0x00, "COMMAND SEQUENCE ERROR" },
+                { 0x31, 0x00, "MEDIUM FORMAT CORRUPTED" },
+                { 0x31, 0x03, "SANITIZE COMMAND FAILED" },
+                { 0x3a, 0x00, "MEDIUM NOT PRESENT" },
+        };
+
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+                if (names[i].asc == asc && names[i].ascq == ascq)
+                        return names[i].name;
+        return NULL;
+}
+
+int fw_scsi_sense_words(char *buf, size_t len, const struct fw_scsi_sense *s) {
+        const char *name = fw_scsi_asc_name(s->asc, s->ascq);
+        const char *key = fw_scsi_sense_key_name(s->key);
+        int n;
+
+        if (name)
+                n = snprintf(buf, len, "%s, %s (%02Xh/%02Xh)", key, name, (unsigned) s->asc, (unsigned) s->ascq);
+        else
+                n = snprintf(buf, len, "%s, ASC/ASCQ %02Xh/%02Xh", key, (unsigned) s->asc, (unsigned) s->ascq);
+        if (n >= 0 && s->progress >= 0)
+                n += snprintf(buf + ((size_t) n < len ? (size_t) n : len), (size_t) n < len ? len - (size_t) n : 0,
+                              ", progress %d/65536", (int) s->progress);
+        return n;
 }
 
 /* One command that reads data into buf[len]. The SCSI status (GOOD, CHECK CONDITION...), with
@@ -444,4 +520,188 @@ struct json_object *fw_scsi_json(const struct fw_scsi_caps *c) {
         json_object_object_add(o, "sanitize", san);
         json_object_object_add(o, "format_unit", c->rsoc_supported ? json_object_new_boolean(c->format_unit) : NULL);
         return o;
+}
+
+/* ---- The commands that erase ---- */
+
+/* SANITIZE with IMMED returns once the drive checked the command; REQUEST SENSE answers at once. */
+#define FW_SCSI_ERASE_TIMEOUT_MS 30000
+/* REQUEST SENSE allocation: the most SPC-4 (6.39) says sense data can take. */
+#define FW_SCSI_REQUEST_SENSE_ALLOC 252
+
+/* err[len]: the message fmt makes (nothing when there is no buffer). */
+__attribute__((format(printf, 3, 4)))
+static void scsi_say(char *err, size_t len, const char *fmt, ...) {
+        va_list ap;
+
+        if (!err || len == 0)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(err, len, fmt, ap);
+        va_end(ap);
+}
+
+/* One SANITIZE or REQUEST SENSE: data of len bytes out (dir > 0), in (dir < 0) or none. The
+ * SCSI status, with *sense the sense data of a CHECK CONDITION decoded (response_code 0 when
+ * there is none) and *got the bytes received; or -errno when it did not reach the device. A UNIT
+ * ATTENTION is passed over once (the command was not run: SAM-5 5.14). Anything but SANITIZE and
+ * REQUEST SENSE: -EPERM, as scsi_read() does for the probe. */
+static int scsi_erase_cmd(int fd, const uint8_t *cdb, size_t cdb_len, void *data, size_t len, int dir,
+                          struct fw_scsi_sense *sense, size_t *got) {
+        if (cdb[0] != FW_SCSI_SANITIZE && cdb[0] != FW_SCSI_REQUEST_SENSE)
+                return -EPERM;
+        for (int attempt = 0;; attempt++) {
+                uint8_t sb[96];
+                size_t sb_got = 0, resid = 0;
+                int status = 0, r;
+
+                if (dir < 0)
+                        memset(data, 0, len);
+                r = fw_sg_io(fd, cdb, cdb_len, data, len, dir, sb, sizeof(sb), &sb_got, FW_SCSI_ERASE_TIMEOUT_MS,
+                             &status, &resid);
+                if (r < 0)
+                        return r;
+                *got = dir < 0 && resid < len ? len - resid : 0;
+                if (fw_scsi_sense_decode(sb, sb_got < sizeof(sb) ? sb_got : sizeof(sb), sense) < 0)
+                        *sense = (struct fw_scsi_sense) { .progress = -1 };
+                status &= 0x7e;
+                if (status == FW_SCSI_STATUS_CHECK_CONDITION && sense->key == FW_SCSI_SK_UNIT_ATTENTION &&
+                    attempt == 0)
+                        continue;
+                return status;
+        }
+}
+
+/* The SANITIZE service action (SBC-4 5.30.1, table 63) of an action; -EINVAL for the others. */
+static int scsi_sanitize_sa(enum fw_action a) {
+        switch (a) {
+        case FW_ACTION_SANITIZE_OVERWRITE:
+                return FW_SCSI_SANITIZE_OVERWRITE;
+        case FW_ACTION_SANITIZE_BLOCK:
+                return FW_SCSI_SANITIZE_BLOCK_ERASE;
+        case FW_ACTION_SANITIZE_CRYPTO:
+                return FW_SCSI_SANITIZE_CRYPTO_ERASE;
+        default:
+                return -EINVAL;
+        }
+}
+
+/* As sg_sanitize sends it (its default, IMMED set): SANITIZE with a parameter list only for
+ * OVERWRITE. The drive checks the command and returns; the sanitize runs on, and REQUEST SENSE
+ * (fw_scsi_sanitize_status) follows it. A CHECK CONDITION is -EIO with the sense in words in err,
+ * except a sanitize already in progress (NOT READY, 04h/1Bh, SBC-4 4.11.2): -EBUSY, so that the
+ * caller can tell it from a refusal. RECOVERED ERROR means the command completed (SPC-4 4.5.6). */
+int fw_scsi_sanitize_start(int fd, const struct fw_command *c, char *err, size_t err_len) {
+        uint8_t cdb[10], params[FW_SCSI_OVERWRITE_PARAMS_LEN];
+        struct fw_scsi_sense sense;
+        char words[128];
+        uint16_t plen = 0;
+        size_t got = 0;
+        int sa, r;
+
+        sa = scsi_sanitize_sa(c->action);
+        if (sa < 0) {
+                scsi_say(err, err_len, "SANITIZE: action %d is not a sanitize", (int) c->action);
+                return -EINVAL;
+        }
+        if (sa == FW_SCSI_SANITIZE_OVERWRITE) {
+                /* OVERWRITE COUNT is 5 bits, and 0 is reserved. */
+                if (c->overwrite_passes < 1 || c->overwrite_passes > 31) {
+                        scsi_say(err, err_len, "SANITIZE: overwrite count %u is not in 1..31", c->overwrite_passes);
+                        return -EINVAL;
+                }
+                fw_scsi_sanitize_overwrite_params(params, c->overwrite_passes, c->overwrite_pattern);
+                plen = sizeof(params);
+        }
+        fw_scsi_cdb_sanitize(cdb, (uint8_t) sa, true, c->ause, plen);
+        r = scsi_erase_cmd(fd, cdb, sizeof(cdb), plen ? params : NULL, plen, plen ? 1 : 0, &sense, &got);
+        if (r < 0) {
+                scsi_say(err, err_len, "SANITIZE: %s", strerror(-r));
+                return r;
+        }
+        if (r == FW_SCSI_STATUS_GOOD)
+                return 0;
+        if (r != FW_SCSI_STATUS_CHECK_CONDITION) {
+                scsi_say(err, err_len, "SANITIZE: SCSI status %02Xh", (unsigned) r);
+                return -EIO;
+        }
+        if (sense.response_code == 0) {
+                scsi_say(err, err_len, "SANITIZE: CHECK CONDITION without sense data");
+                return -EIO;
+        }
+        if (sense.key == 0x1 /* RECOVERED ERROR */)
+                return 0;
+        fw_scsi_sense_words(words, sizeof(words), &sense);
+        scsi_say(err, err_len, "SANITIZE: %s", words);
+        return fw_scsi_sense_sanitizing(&sense) ? -EBUSY : -EIO;
+}
+
+static bool scsi_sanitize_failed(const struct fw_scsi_sense *s) {
+        return s->asc == 0x31 && s->ascq == 0x03;
+}
+
+/* REQUEST SENSE (SPC-4 6.39), descriptor format first (as sg_sanitize polls), fixed when the
+ * device refuses DESC. The sense data it returns (with GOOD) is the state:
+ * - NOT READY, 04h/1Bh SANITIZE IN PROGRESS (SBC-4 4.11.2), or a progress indication about it:
+ *   RUNNING, with the progress indication (SKSV; of 65536) when there is one, else -1;
+ * - 31h/03h SANITIZE COMMAND FAILED (MEDIUM ERROR, SBC-4 4.11.3): FAILED;
+ * - NO SENSE, 00h/00h: DONE. A drive that never ran a sanitize says the same (SBC keeps no record
+ *   of one that completed): DONE here means "no sanitize running nor failed", and the caller, who
+ *   knows it sent one, reads it as that one's completion;
+ * - anything else: UNKNOWN, with the sense in s->text.
+ * s->text always names the sense key and ASC/ASCQ. A CHECK CONDITION of REQUEST SENSE itself
+ * that says sanitizing or failed counts the same; other CHECK CONDITIONs are -EIO (err). */
+int fw_scsi_sanitize_status(int fd, struct fw_status *s, char *err, size_t err_len) {
+        uint8_t cdb[6], buf[FW_SCSI_REQUEST_SENSE_ALLOC];
+        struct fw_scsi_sense cc, sense;
+        bool desc = true;
+        size_t got = 0;
+        int r;
+
+        *s = (struct fw_status) { .state = FW_RUN_UNKNOWN, .fraction = -1 };
+        for (;;) {
+                fw_scsi_cdb_request_sense(cdb, desc, sizeof(buf));
+                r = scsi_erase_cmd(fd, cdb, sizeof(cdb), buf, sizeof(buf), -1, &cc, &got);
+                if (r < 0) {
+                        scsi_say(err, err_len, "REQUEST SENSE: %s", strerror(-r));
+                        return r;
+                }
+                if (r == FW_SCSI_STATUS_CHECK_CONDITION && desc && cc.key == FW_SCSI_SK_ILLEGAL_REQUEST &&
+                    cc.asc == 0x24 && cc.ascq == 0x00) {
+                        desc = false;
+                        continue;
+                }
+                break;
+        }
+        if (r == FW_SCSI_STATUS_CHECK_CONDITION) {
+                char words[128];
+
+                if (cc.response_code == 0) {
+                        scsi_say(err, err_len, "REQUEST SENSE: CHECK CONDITION without sense data");
+                        return -EIO;
+                }
+                if (!fw_scsi_sense_sanitizing(&cc) && !scsi_sanitize_failed(&cc)) {
+                        fw_scsi_sense_words(words, sizeof(words), &cc);
+                        scsi_say(err, err_len, "REQUEST SENSE: %s", words);
+                        return -EIO;
+                }
+                sense = cc;
+        } else if (r != FW_SCSI_STATUS_GOOD) {
+                scsi_say(err, err_len, "REQUEST SENSE: SCSI status %02Xh", (unsigned) r);
+                return -EIO;
+        } else if (fw_scsi_sense_decode(buf, got, &sense) < 0) {
+                scsi_say(err, err_len, "REQUEST SENSE: no sense data in the answer (%zu bytes)", got);
+                return -EBADMSG;
+        }
+        fw_scsi_sense_words(s->text, sizeof(s->text), &sense);
+        if (fw_scsi_sense_sanitizing(&sense)) {
+                s->state = FW_RUN_RUNNING;
+                if (sense.progress >= 0)
+                        s->fraction = sense.progress / 65536.0;
+        } else if (scsi_sanitize_failed(&sense)) {
+                s->state = FW_RUN_FAILED;
+        } else if (sense.key == FW_SCSI_SK_NO_SENSE && sense.asc == 0 && sense.ascq == 0 && sense.progress < 0) {
+                s->state = FW_RUN_DONE;
+        }
+        return 0;
 }

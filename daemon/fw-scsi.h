@@ -1,7 +1,7 @@
 /* wiped: SCSI bytes without a device (fw-scsi.c). The CDBs the SCSI module sends and the decoding
  * of what comes back, as pure functions: tests/unit/test-fw-scsi.c checks them byte for byte, and
- * the sanitize method will use the sense decoding to follow a SANITIZE (its progress comes back in
- * the sense data of REQUEST SENSE or of any command refused while it runs). */
+ * fw_scsi_sanitize_status() uses the sense decoding to follow a SANITIZE (its progress comes back
+ * in the sense data of REQUEST SENSE or of any command refused while it runs). */
 #pragma once
 
 #include <stdbool.h>
@@ -10,6 +10,7 @@
 
 /* Operation codes (SPC-4, SBC-4) */
 enum {
+        FW_SCSI_REQUEST_SENSE = 0x03,
         FW_SCSI_FORMAT_UNIT = 0x04,
         FW_SCSI_INQUIRY = 0x12,
         FW_SCSI_SANITIZE = 0x48,
@@ -46,6 +47,7 @@ enum {
 enum {
         FW_SCSI_SK_NO_SENSE = 0x0,
         FW_SCSI_SK_NOT_READY = 0x2,
+        FW_SCSI_SK_MEDIUM_ERROR = 0x3,
         FW_SCSI_SK_ILLEGAL_REQUEST = 0x5,
         FW_SCSI_SK_UNIT_ATTENTION = 0x6,
 };
@@ -63,6 +65,16 @@ void fw_scsi_cdb_inquiry(uint8_t cdb[6], bool evpd, uint8_t page, uint16_t alloc
 /* REPORT SUPPORTED OPERATION CODES (SPC-4 6.35), without command timeouts (RCTD 0): reporting
  * option `option` for opcode and service action sa (where the option takes them), alloc bytes. */
 void fw_scsi_cdb_rsoc(uint8_t cdb[12], uint8_t option, uint8_t opcode, uint16_t sa, uint32_t alloc);
+/* SANITIZE (SBC-4 5.30.1, 10 bytes): service action sa, IMMED, AUSE, ZNR 0, a parameter list of
+ * plen bytes. */
+void fw_scsi_cdb_sanitize(uint8_t cdb[10], uint8_t sa, bool immed, bool ause, uint16_t plen);
+/* The OVERWRITE parameter list (SBC-4 5.30.2.2) in p[8]: INVERT 0, TEST 0, OVERWRITE COUNT passes
+ * (1..31), a 4-byte INITIALIZATION PATTERN, pattern big-endian. Its length: 8. */
+#define FW_SCSI_OVERWRITE_PARAMS_LEN 8
+void fw_scsi_sanitize_overwrite_params(uint8_t p[FW_SCSI_OVERWRITE_PARAMS_LEN], unsigned passes, uint32_t pattern);
+/* REQUEST SENSE (SPC-4 6.39): descriptor format when desc, alloc bytes (at most 252 as SPC-4
+ * advises: the field is one byte). */
+void fw_scsi_cdb_request_sense(uint8_t cdb[6], bool desc, uint8_t alloc);
 
 /* Whether the Supported VPD Pages page (SPC-4 7.8.16) in buf[len] (the bytes received) lists
  * page: 1 or 0; -EBADMSG when buf is no such page. */
@@ -90,3 +102,10 @@ int fw_scsi_sense_progress(const uint8_t *sense, size_t len);
 bool fw_scsi_sense_sanitizing(const struct fw_scsi_sense *s);
 /* The sense key's name (SPC-4 table 48), e.g. "ILLEGAL REQUEST". */
 const char *fw_scsi_sense_key_name(uint8_t key);
+/* The name of the additional sense code asc/ascq (SPC-4 annex D) for the few this module meets,
+ * e.g. "INVALID FIELD IN CDB"; NULL for the others. */
+const char *fw_scsi_asc_name(uint8_t asc, uint8_t ascq);
+/* The sense in words into buf[len]: "ILLEGAL REQUEST, INVALID FIELD IN CDB (24h/00h)", or the key
+ * with "ASC/ASCQ 3Dh/00h" when the code has no name here; then ", progress n/65536" when it has
+ * one. The length snprintf() returns. */
+int fw_scsi_sense_words(char *buf, size_t len, const struct fw_scsi_sense *s);

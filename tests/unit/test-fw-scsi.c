@@ -3,7 +3,9 @@
  * list), sense data in both formats with and without a progress indication, the JSON; then
  * fw_scsi_is_ata() and fw_scsi_probe() against a scripted device: fw_sg_io() is wrapped
  * (-Wl,--wrap=fw_sg_io), the wrapper checks that every command sent only reads and answers as
- * the device of the test would. Linked with the daemon's library. */
+ * the device of the test would. Then the commands that erase, fw_scsi_sanitize_start() and
+ * fw_scsi_sanitize_status(), against a device scripted answer by answer (fake.erase), which
+ * records what was sent. Linked with the daemon's library. */
 #include "config.h"
 
 #include <errno.h>
@@ -38,6 +40,25 @@ struct fake {
         int unit_attentions;            /* the next commands answered UNIT ATTENTION */
         int progress;                   /* >= 0: a sanitize in progress, NOT READY with this progress */
         unsigned calls;
+        /* fake.erase: SANITIZE and REQUEST SENSE allowed; each command takes the next answer and
+         * is recorded in sent[]. */
+        bool erase;
+        struct answer {
+                int err;                /* the ioctl fails: -errno */
+                int status;
+                uint8_t sense[32];      /* into the sense buffer */
+                size_t sense_len;
+                uint8_t data[64];       /* data in */
+                size_t data_len;
+        } answers[4];
+        unsigned n_answers;
+        struct sent {
+                uint8_t cdb[16];
+                size_t cdb_len;
+                uint8_t data[64];       /* data out (dir > 0) */
+                size_t len;
+                int dir;
+        } sent[4];
 };
 static struct fake fake;
 
@@ -92,6 +113,44 @@ static size_t fake_list(uint8_t *out, size_t len) {
         return n;
 }
 
+/* The next scripted answer to a SANITIZE or REQUEST SENSE (fake.erase), recording the command. */
+static int fake_erase(const uint8_t *cdb, size_t cdb_len, void *data, size_t len, int dir, uint8_t *sense,
+                      size_t sense_len, size_t *sense_got, unsigned timeout_ms, int *status, size_t *resid) {
+        unsigned i = fake.calls - 1;
+        const struct answer *a;
+        struct sent *w;
+
+        assert_true(i < fake.n_answers);
+        a = &fake.answers[i];
+        w = &fake.sent[i];
+        assert_true(cdb[0] == 0x48 || cdb[0] == 0x03);
+        assert_true(timeout_ms > 0);
+        assert_true(cdb_len <= sizeof(w->cdb) && (dir <= 0 || len <= sizeof(w->data)));
+        memcpy(w->cdb, cdb, cdb_len);
+        w->cdb_len = cdb_len;
+        w->len = len;
+        w->dir = dir;
+        if (dir > 0)
+                memcpy(w->data, data, len);
+        else
+                assert_true(len == 0 || dir < 0);
+        if (a->err)
+                return a->err;
+        *status = a->status;
+        assert_true(a->sense_len <= sense_len);
+        memcpy(sense, a->sense, a->sense_len);
+        *sense_got = a->sense_len;
+        if (dir < 0) {
+                assert_true(a->data_len <= len);
+                memset(data, 0xee, len);
+                memcpy(data, a->data, a->data_len);
+                *resid = len - a->data_len;
+        } else {
+                *resid = 0;
+        }
+        return 0;
+}
+
 int __wrap_fw_sg_io(int fd, const uint8_t *cdb, size_t cdb_len, void *data, size_t len, int dir, uint8_t *sense,
                     size_t sense_len, size_t *sense_got, unsigned timeout_ms, int *status, size_t *resid) {
         uint8_t *out = data;
@@ -101,6 +160,9 @@ int __wrap_fw_sg_io(int fd, const uint8_t *cdb, size_t cdb_len, void *data, size
                 return __real_fw_sg_io(fd, cdb, cdb_len, data, len, dir, sense, sense_len, sense_got, timeout_ms,
                                        status, resid);
         fake.calls++;
+        if (fake.erase)
+                return fake_erase(cdb, cdb_len, data, len, dir, sense, sense_len, sense_got, timeout_ms, status,
+                                  resid);
         /* Only commands that read: INQUIRY, REPORT SUPPORTED OPERATION CODES, data in. */
         assert_true(dir < 0);
         assert_true(timeout_ms > 0);
@@ -530,6 +592,337 @@ static void test_probe_errors(void **state) {
         free(err);
 }
 
+static void test_sanitize_cdbs(void **state) {
+        uint8_t cdb[10], p[FW_SCSI_OVERWRITE_PARAMS_LEN];
+
+        (void) state;
+        memset(cdb, 0xff, sizeof(cdb));
+        fw_scsi_cdb_sanitize(cdb, FW_SCSI_SANITIZE_OVERWRITE, true, true, 8);
+        cdb_is(cdb, (const uint8_t[]) { 0x48, 0xa1, 0, 0, 0, 0, 0, 0x00, 0x08, 0 }, 10);
+        fw_scsi_cdb_sanitize(cdb, FW_SCSI_SANITIZE_BLOCK_ERASE, true, false, 0);
+        cdb_is(cdb, (const uint8_t[]) { 0x48, 0x82, 0, 0, 0, 0, 0, 0, 0, 0 }, 10);
+        fw_scsi_cdb_sanitize(cdb, FW_SCSI_SANITIZE_CRYPTO_ERASE, false, true, 0x1234);
+        cdb_is(cdb, (const uint8_t[]) { 0x48, 0x23, 0, 0, 0, 0, 0, 0x12, 0x34, 0 }, 10);
+
+        memset(p, 0xff, sizeof(p));
+        fw_scsi_sanitize_overwrite_params(p, 1, 0);
+        cdb_is(p, (const uint8_t[]) { 0x01, 0x00, 0x00, 0x04, 0, 0, 0, 0 }, 8);
+        /* INVERT and TEST stay 0 whatever the count; the pattern big-endian. */
+        fw_scsi_sanitize_overwrite_params(p, 31, 0xdeadbeef);
+        cdb_is(p, (const uint8_t[]) { 0x1f, 0x00, 0x00, 0x04, 0xde, 0xad, 0xbe, 0xef }, 8);
+
+        uint8_t rs[6];
+        memset(rs, 0xff, sizeof(rs));
+        fw_scsi_cdb_request_sense(rs, true, 252);
+        cdb_is(rs, (const uint8_t[]) { 0x03, 0x01, 0, 0, 0xfc, 0 }, 6);
+        fw_scsi_cdb_request_sense(rs, false, 18);
+        cdb_is(rs, (const uint8_t[]) { 0x03, 0x00, 0, 0, 0x12, 0 }, 6);
+}
+
+static void test_sense_words(void **state) {
+        struct fw_scsi_sense s = { .key = 5, .asc = 0x24, .ascq = 0x00, .progress = -1 };
+        char w[128], small[12];
+
+        (void) state;
+        fw_scsi_sense_words(w, sizeof(w), &s);
+        assert_string_equal(w, "ILLEGAL REQUEST, INVALID FIELD IN CDB (24h/00h)");
+        s = (struct fw_scsi_sense) { .key = 5, .asc = 0x3d, .ascq = 0x00, .progress = -1 };
+        fw_scsi_sense_words(w, sizeof(w), &s);
+        assert_string_equal(w, "ILLEGAL REQUEST, ASC/ASCQ 3Dh/00h");
+        s = (struct fw_scsi_sense) { .key = 2, .asc = 0x04, .ascq = 0x1b, .progress = 6554 };
+        fw_scsi_sense_words(w, sizeof(w), &s);
+        assert_string_equal(w, "NOT READY, LOGICAL UNIT NOT READY, SANITIZE IN PROGRESS (04h/1Bh), progress 6554/65536");
+        /* Cut to the buffer, terminated. */
+        assert_int_equal(fw_scsi_sense_words(small, sizeof(small), &s), (int) strlen(w));
+        assert_string_equal(small, "NOT READY, ");
+        assert_null(fw_scsi_asc_name(0x31, 0x01));
+        assert_string_equal(fw_scsi_asc_name(0x31, 0x03), "SANITIZE COMMAND FAILED");
+}
+
+/* Sense data of key/asc/ascq into out, descriptor or fixed format, with progress when >= 0: its
+ * length. */
+static size_t mk_sense(uint8_t *out, bool desc, uint8_t key, uint8_t asc, uint8_t ascq, int progress) {
+        bool saved = fake.descriptor_sense;
+        size_t n = 0;
+
+        fake.descriptor_sense = desc;
+        fake_sense(out, 32, &n, key, asc, ascq, progress);
+        fake.descriptor_sense = saved;
+        return n;
+}
+
+/* The next answer: CHECK CONDITION with this sense. */
+static void answer_check(bool desc, uint8_t key, uint8_t asc, uint8_t ascq, int progress) {
+        struct answer *a = &fake.answers[fake.n_answers++];
+
+        *a = (struct answer) { .status = 0x02 };
+        a->sense_len = mk_sense(a->sense, desc, key, asc, ascq, progress);
+}
+
+/* The next answer: GOOD, with this sense as the data in (REQUEST SENSE). */
+static void answer_data(bool desc, uint8_t key, uint8_t asc, uint8_t ascq, int progress) {
+        struct answer *a = &fake.answers[fake.n_answers++];
+
+        *a = (struct answer) { .status = 0 };
+        a->data_len = mk_sense(a->data, desc, key, asc, ascq, progress);
+}
+
+static void answer_good(void) {
+        fake.answers[fake.n_answers++] = (struct answer) { .status = 0 };
+}
+
+static int fake_erase_reset(void **state) {
+        fake_reset(state);
+        fake.erase = true;
+        return 0;
+}
+
+/* fw_scsi_sanitize_start() of c against the answers scripted: its result, err as said. */
+static int start(const struct fw_command *c, char *err, size_t len) {
+        int r;
+
+        fake.calls = 0;
+        memset(fake.sent, 0, sizeof(fake.sent));
+        strcpy(err, "unset");
+        r = fw_scsi_sanitize_start(-1, c, err, len);
+        fake.n_answers = 0;
+        return r;
+}
+
+static void test_sanitize_start(void **state) {
+        struct fw_command c = { .set = FW_SET_SCSI, .action = FW_ACTION_SANITIZE_OVERWRITE, .overwrite_passes = 3,
+                                .overwrite_pattern = 0x11223344, .ause = true };
+        char err[160];
+
+        (void) state;
+        /* OVERWRITE: IMMED, AUSE, service action 01h, an 8-byte parameter list out. */
+        answer_good();
+        assert_int_equal(start(&c, err, sizeof(err)), 0);
+        assert_string_equal(err, "unset");
+        assert_int_equal(fake.calls, 1);
+        assert_int_equal(fake.sent[0].cdb_len, 10);
+        cdb_is(fake.sent[0].cdb, (const uint8_t[]) { 0x48, 0xa1, 0, 0, 0, 0, 0, 0x00, 0x08, 0 }, 10);
+        assert_true(fake.sent[0].dir > 0);
+        assert_int_equal(fake.sent[0].len, 8);
+        cdb_is(fake.sent[0].data, (const uint8_t[]) { 0x03, 0x00, 0x00, 0x04, 0x11, 0x22, 0x33, 0x44 }, 8);
+
+        /* BLOCK ERASE without AUSE, CRYPTOGRAPHIC ERASE with: no parameter list, no data. */
+        c = (struct fw_command) { .set = FW_SET_SCSI, .action = FW_ACTION_SANITIZE_BLOCK, .overwrite_passes = 5 };
+        answer_good();
+        assert_int_equal(start(&c, err, sizeof(err)), 0);
+        cdb_is(fake.sent[0].cdb, (const uint8_t[]) { 0x48, 0x82, 0, 0, 0, 0, 0, 0, 0, 0 }, 10);
+        assert_int_equal(fake.sent[0].dir, 0);
+        assert_int_equal(fake.sent[0].len, 0);
+        c.action = FW_ACTION_SANITIZE_CRYPTO, c.ause = true;
+        answer_good();
+        assert_int_equal(start(&c, err, sizeof(err)), 0);
+        cdb_is(fake.sent[0].cdb, (const uint8_t[]) { 0x48, 0xa3, 0, 0, 0, 0, 0, 0, 0, 0 }, 10);
+        assert_int_equal(fake.sent[0].len, 0);
+
+        /* The count's range, 1..31; not a sanitize: refused before anything is sent. */
+        c = (struct fw_command) { .set = FW_SET_SCSI, .action = FW_ACTION_SANITIZE_OVERWRITE, .overwrite_passes = 31 };
+        answer_good();
+        assert_int_equal(start(&c, err, sizeof(err)), 0);
+        assert_int_equal(fake.sent[0].data[0], 0x1f);
+        c.overwrite_passes = 0;
+        assert_int_equal(start(&c, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "SANITIZE: overwrite count 0 is not in 1..31");
+        c.overwrite_passes = 32;
+        assert_int_equal(start(&c, err, sizeof(err)), -EINVAL);
+        c.action = FW_ACTION_NVME_FORMAT;
+        assert_int_equal(start(&c, err, sizeof(err)), -EINVAL);
+        c.action = FW_ACTION_NONE;
+        assert_int_equal(start(&c, err, sizeof(err)), -EINVAL);
+        assert_int_equal(fake.calls, 0);
+}
+
+static void test_sanitize_start_errors(void **state) {
+        struct fw_command c = { .set = FW_SET_SCSI, .action = FW_ACTION_SANITIZE_BLOCK };
+        char err[160];
+
+        (void) state;
+        /* CHECK CONDITION: the sense in words, either format. */
+        answer_check(false, 0x5, 0x24, 0x00, -1);
+        assert_int_equal(start(&c, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "SANITIZE: ILLEGAL REQUEST, INVALID FIELD IN CDB (24h/00h)");
+        c.action = FW_ACTION_SANITIZE_OVERWRITE, c.overwrite_passes = 1;
+        answer_check(true, 0x5, 0x26, 0x00, -1);
+        assert_int_equal(start(&c, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "SANITIZE: ILLEGAL REQUEST, INVALID FIELD IN PARAMETER LIST (26h/00h)");
+        answer_check(true, 0x5, 0x3d, 0x00, -1);
+        assert_int_equal(start(&c, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "SANITIZE: ILLEGAL REQUEST, ASC/ASCQ 3Dh/00h");
+        answer_check(false, 0x3, 0x31, 0x03, -1);
+        assert_int_equal(start(&c, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "SANITIZE: MEDIUM ERROR, SANITIZE COMMAND FAILED (31h/03h)");
+        /* One already running: -EBUSY, with its progress. */
+        answer_check(false, 0x2, 0x04, 0x1b, 6554);
+        assert_int_equal(start(&c, err, sizeof(err)), -EBUSY);
+        assert_string_equal(err, "SANITIZE: NOT READY, LOGICAL UNIT NOT READY, SANITIZE IN PROGRESS (04h/1Bh), "
+                                 "progress 6554/65536");
+        /* A unit attention is news, not an answer: sent again, once. */
+        answer_check(true, 0x6, 0x29, 0x00, -1);
+        answer_good();
+        assert_int_equal(start(&c, err, sizeof(err)), 0);
+        assert_int_equal(fake.calls, 2);
+        assert_memory_equal(fake.sent[0].cdb, fake.sent[1].cdb, 10);
+        assert_memory_equal(fake.sent[0].data, fake.sent[1].data, 8);
+        answer_check(true, 0x6, 0x29, 0x00, -1);
+        answer_check(true, 0x6, 0x29, 0x00, -1);
+        assert_int_equal(start(&c, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "SANITIZE: UNIT ATTENTION, POWER ON, RESET, OR BUS DEVICE RESET OCCURRED (29h/00h)");
+        /* RECOVERED ERROR: done. */
+        answer_check(false, 0x1, 0x00, 0x00, -1);
+        assert_int_equal(start(&c, err, sizeof(err)), 0);
+        /* No sense data; another status; the ioctl refused. */
+        fake.answers[fake.n_answers++] = (struct answer) { .status = 0x02 };
+        assert_int_equal(start(&c, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "SANITIZE: CHECK CONDITION without sense data");
+        fake.answers[fake.n_answers++] = (struct answer) { .status = 0x18 };
+        assert_int_equal(start(&c, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "SANITIZE: SCSI status 18h");
+        fake.answers[fake.n_answers++] = (struct answer) { .err = -ENOTTY };
+        assert_int_equal(start(&c, err, sizeof(err)), -ENOTTY);
+        assert_string_equal(err, "SANITIZE: Inappropriate ioctl for device");
+        /* No room for a message: none written. */
+        answer_check(false, 0x5, 0x24, 0x00, -1);
+        fake.calls = 0;
+        assert_int_equal(fw_scsi_sanitize_start(-1, &c, NULL, 0), -EIO);
+        fake.n_answers = 0;
+        /* A message cut to its buffer. */
+        answer_check(false, 0x5, 0x24, 0x00, -1);
+        assert_int_equal(start(&c, err, 12), -EIO);
+        assert_string_equal(err, "SANITIZE: I");
+}
+
+/* fw_scsi_sanitize_status() against the answers scripted: its result into *s, err as said. */
+static int status(struct fw_status *s, char *err, size_t len) {
+        int r;
+
+        fake.calls = 0;
+        memset(fake.sent, 0, sizeof(fake.sent));
+        strcpy(err, "unset");
+        memset(s, 0xee, sizeof(*s));
+        r = fw_scsi_sanitize_status(-1, s, err, len);
+        fake.n_answers = 0;
+        return r;
+}
+
+static void test_sanitize_status(void **state) {
+        struct fw_status s;
+        char err[160];
+
+        (void) state;
+        /* Running, descriptor format with a progress indication: REQUEST SENSE with DESC, 252. */
+        answer_data(true, 0x2, 0x04, 0x1b, 0x8000);
+        assert_int_equal(status(&s, err, sizeof(err)), 0);
+        assert_string_equal(err, "unset");
+        assert_int_equal(fake.calls, 1);
+        assert_int_equal(fake.sent[0].cdb_len, 6);
+        cdb_is(fake.sent[0].cdb, (const uint8_t[]) { 0x03, 0x01, 0x00, 0x00, 0xfc, 0x00 }, 6);
+        assert_true(fake.sent[0].dir < 0);
+        assert_int_equal(fake.sent[0].len, 252);
+        assert_int_equal(s.state, FW_RUN_RUNNING);
+        assert_true(s.fraction == 0.5);
+        assert_string_equal(s.text, "NOT READY, LOGICAL UNIT NOT READY, SANITIZE IN PROGRESS (04h/1Bh), "
+                                    "progress 32768/65536");
+        /* Without a progress indication, in either format. */
+        answer_data(true, 0x2, 0x04, 0x1b, -1);
+        assert_int_equal(status(&s, err, sizeof(err)), 0);
+        assert_int_equal(s.state, FW_RUN_RUNNING);
+        assert_true(s.fraction == -1);
+        assert_string_equal(s.text, "NOT READY, LOGICAL UNIT NOT READY, SANITIZE IN PROGRESS (04h/1Bh)");
+        answer_data(false, 0x2, 0x04, 0x1b, -1);
+        assert_int_equal(status(&s, err, sizeof(err)), 0);
+        assert_int_equal(s.state, FW_RUN_RUNNING);
+        assert_true(s.fraction == -1);
+        /* Fixed format (a device that answers so despite DESC) with a progress indication. */
+        answer_data(false, 0x2, 0x04, 0x1b, 0x4000);
+        assert_int_equal(status(&s, err, sizeof(err)), 0);
+        assert_int_equal(s.state, FW_RUN_RUNNING);
+        assert_true(s.fraction == 0.25);
+
+        /* Failed: MEDIUM ERROR, SANITIZE COMMAND FAILED. */
+        answer_data(false, 0x3, 0x31, 0x03, -1);
+        assert_int_equal(status(&s, err, sizeof(err)), 0);
+        assert_int_equal(s.state, FW_RUN_FAILED);
+        assert_true(s.fraction == -1);
+        assert_string_equal(s.text, "MEDIUM ERROR, SANITIZE COMMAND FAILED (31h/03h)");
+        answer_data(true, 0x3, 0x31, 0x03, -1);
+        assert_int_equal(status(&s, err, sizeof(err)), 0);
+        assert_int_equal(s.state, FW_RUN_FAILED);
+
+        /* No sense: done (or never run: the caller knows which). */
+        answer_data(true, 0x0, 0x00, 0x00, -1);
+        assert_int_equal(status(&s, err, sizeof(err)), 0);
+        assert_int_equal(s.state, FW_RUN_DONE);
+        assert_true(s.fraction == -1);
+        assert_string_equal(s.text, "NO SENSE, NO ADDITIONAL SENSE INFORMATION (00h/00h)");
+        answer_data(false, 0x0, 0x00, 0x00, -1);
+        assert_int_equal(status(&s, err, sizeof(err)), 0);
+        assert_int_equal(s.state, FW_RUN_DONE);
+
+        /* Anything else: unknown, said. A format in progress is not a sanitize. */
+        answer_data(true, 0x2, 0x04, 0x04, 0x1000);
+        assert_int_equal(status(&s, err, sizeof(err)), 0);
+        assert_int_equal(s.state, FW_RUN_UNKNOWN);
+        assert_true(s.fraction == -1);
+        assert_string_equal(s.text, "NOT READY, LOGICAL UNIT NOT READY, FORMAT IN PROGRESS (04h/04h), "
+                                    "progress 4096/65536");
+        answer_data(false, 0x6, 0x29, 0x00, -1);
+        assert_int_equal(status(&s, err, sizeof(err)), 0);
+        assert_int_equal(s.state, FW_RUN_UNKNOWN);
+        assert_string_equal(s.text, "UNIT ATTENTION, POWER ON, RESET, OR BUS DEVICE RESET OCCURRED (29h/00h)");
+        answer_data(false, 0x0, 0x5d, 0x00, -1);
+        assert_int_equal(status(&s, err, sizeof(err)), 0);
+        assert_int_equal(s.state, FW_RUN_UNKNOWN);
+        assert_string_equal(s.text, "NO SENSE, ASC/ASCQ 5Dh/00h");
+}
+
+static void test_sanitize_status_errors(void **state) {
+        struct fw_status s;
+        char err[160];
+
+        (void) state;
+        /* DESC refused: asked again in the fixed format. */
+        answer_check(false, 0x5, 0x24, 0x00, -1);
+        answer_data(false, 0x2, 0x04, 0x1b, 0xc000);
+        assert_int_equal(status(&s, err, sizeof(err)), 0);
+        assert_int_equal(fake.calls, 2);
+        cdb_is(fake.sent[0].cdb, (const uint8_t[]) { 0x03, 0x01, 0x00, 0x00, 0xfc, 0x00 }, 6);
+        cdb_is(fake.sent[1].cdb, (const uint8_t[]) { 0x03, 0x00, 0x00, 0x00, 0xfc, 0x00 }, 6);
+        assert_int_equal(s.state, FW_RUN_RUNNING);
+        assert_true(s.fraction == 0.75);
+        /* A unit attention passed over once. */
+        answer_check(true, 0x6, 0x29, 0x00, -1);
+        answer_data(true, 0x0, 0x00, 0x00, -1);
+        assert_int_equal(status(&s, err, sizeof(err)), 0);
+        assert_int_equal(fake.calls, 2);
+        assert_int_equal(s.state, FW_RUN_DONE);
+        /* A CHECK CONDITION that says sanitizing or failed is the answer all the same. */
+        answer_check(false, 0x2, 0x04, 0x1b, 0x2000);
+        assert_int_equal(status(&s, err, sizeof(err)), 0);
+        assert_int_equal(s.state, FW_RUN_RUNNING);
+        assert_true(s.fraction == 0.125);
+        answer_check(false, 0x3, 0x31, 0x03, -1);
+        assert_int_equal(status(&s, err, sizeof(err)), 0);
+        assert_int_equal(s.state, FW_RUN_FAILED);
+        /* REQUEST SENSE itself refused; no sense data; another status; the ioctl refused. */
+        answer_check(false, 0x5, 0x20, 0x00, -1);
+        assert_int_equal(status(&s, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "REQUEST SENSE: ILLEGAL REQUEST, INVALID COMMAND OPERATION CODE (20h/00h)");
+        assert_int_equal(s.state, FW_RUN_UNKNOWN);
+        fake.answers[fake.n_answers++] = (struct answer) { .status = 0 };
+        assert_int_equal(status(&s, err, sizeof(err)), -EBADMSG);
+        assert_string_equal(err, "REQUEST SENSE: no sense data in the answer (0 bytes)");
+        fake.answers[fake.n_answers++] = (struct answer) { .status = 0x08 };
+        assert_int_equal(status(&s, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "REQUEST SENSE: SCSI status 08h");
+        fake.answers[fake.n_answers++] = (struct answer) { .err = -EIO };
+        assert_int_equal(status(&s, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "REQUEST SENSE: Input/output error");
+}
+
 /* A file takes no SG_IO: quickly -ENOTTY, through the real fw_sg_io(). */
 static void test_no_sg_io(void **state) {
         char path[] = "/tmp/test-fw-scsi.XXXXXX";
@@ -561,6 +954,12 @@ int main(void) {
                 cmocka_unit_test_setup(test_probe, fake_reset),
                 cmocka_unit_test_setup(test_probe_errors, fake_reset),
                 cmocka_unit_test_setup(test_no_sg_io, fake_reset),
+                cmocka_unit_test(test_sanitize_cdbs),
+                cmocka_unit_test(test_sense_words),
+                cmocka_unit_test_setup(test_sanitize_start, fake_erase_reset),
+                cmocka_unit_test_setup(test_sanitize_start_errors, fake_erase_reset),
+                cmocka_unit_test_setup(test_sanitize_status, fake_erase_reset),
+                cmocka_unit_test_setup(test_sanitize_status_errors, fake_erase_reset),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
