@@ -5,7 +5,11 @@
  * controller supports the Sanitize command, Get Log Page for the Sanitize Status log page, log
  * identifier 81h (5.16.1.25), for the state of the last sanitize and the drive's time estimates.
  * libnvme 1.3 sends both through NVME_IOCTL_ADMIN_CMD on the namespace's file descriptor.
- * Nothing here sends a command that changes the drive.
+ * The probe sends nothing that changes the drive.
+ *
+ * Then the commands that erase, sent from a job's firmware thread (firmware.h): Sanitize (5.24),
+ * followed with the same log page, and Format NVM (5.14) with a secure erase setting, which keeps
+ * the namespace's format as Identify Namespace (CNS 00h, 5.17.2.1) reports it.
  *
  * Which controller the namespace is on, and which other namespaces share it (a sanitize, and a
  * format where FNA says so, acts on all of them), come from sysfs: the parent device of the
@@ -386,4 +390,218 @@ struct json_object *fw_nvme_json(const struct fw_nvme_caps *c) {
         }
         json_object_object_add(o, "format", f);
         return o;
+}
+
+/* ---- The commands that erase: Sanitize (5.24) and Format NVM (5.14), and the Sanitize Status
+ * log page (5.16.1.25) that follows a sanitize. ---- */
+
+/* The Sanitize Status log page's SPROG counts in 65536ths (5.16.1.25). */
+#define FW_NVME_SPROG_ONE 65536u
+
+/* Puts "what: why" into err: status is what libnvme returned, the completion's status field
+ * (> 0) or -1 with errno. Returns -EIO for a status, else -errno. */
+static int fw_nvme_command_error(const char *what, int status, char *err, size_t err_len) {
+        const char *s;
+        size_t len;
+        int r;
+
+        if (status < 0) {
+                r = fw_nvme_errno();
+                snprintf(err, err_len, "%s: %s", what, strerror(-r));
+                return r;
+        }
+        /* The kernel returns the completion's Status field without its phase tag: SCT in bits
+         * 10:8 and SC in bits 7:0 (the code shown), CRD, More and DNR above (4.6.1). libnvme's
+         * words are "Name: explanation"; the name is enough here. */
+        s = nvme_status_to_string(status, false);
+        len = strcspn(s, ":");
+        snprintf(err, err_len, "%s: %.*s (status %04Xh)", what, (int) len, s,
+                 (unsigned) status & (NVME_SCT_MASK << NVME_SCT_SHIFT | NVME_SC_MASK));
+        return -EIO;
+}
+
+/* a: the Sanitize command for c (fd not set). 0, or -EINVAL (err) for what cannot be sent. */
+static int fw_nvme_sanitize_args(const struct fw_command *c, struct nvme_sanitize_nvm_args *a, char *err, size_t err_len) {
+        *a = (struct nvme_sanitize_nvm_args) {
+                .args_size = sizeof(*a),
+                .fd = -1,
+                /* AUSE set: after a failure, Exit Failure Mode (or any sanitize) leaves the
+                 * failure; clear: only a sanitize that completes does (8.21). */
+                .ause = c->ause,
+                /* No-Deallocate After Sanitize clear: the controller deallocates what it erased,
+                 * which every controller supports (with NDI set it refuses the other). */
+                .nodas = false,
+        };
+        switch (c->action) {
+        case FW_ACTION_SANITIZE_CRYPTO:
+                a->sanact = NVME_SANITIZE_SANACT_START_CRYPTO_ERASE;
+                return 0;
+        case FW_ACTION_SANITIZE_BLOCK:
+                a->sanact = NVME_SANITIZE_SANACT_START_BLOCK_ERASE;
+                return 0;
+        case FW_ACTION_SANITIZE_OVERWRITE:
+                if (c->overwrite_passes < 1 || c->overwrite_passes > 16) {
+                        snprintf(err, err_len, "Sanitize: %u overwrite passes (1 to 16)", c->overwrite_passes);
+                        return -EINVAL;
+                }
+                a->sanact = NVME_SANITIZE_SANACT_START_OVERWRITE;
+                /* OWPASS is 4 bits: 0 means 16 passes. OIPBP clear: every pass writes the
+                 * pattern as it is, not inverted between passes. */
+                a->owpass = (uint8_t) (c->overwrite_passes & 0xf);
+                a->ovrpat = c->overwrite_pattern;
+                a->oipbp = false;
+                return 0;
+        default:
+                snprintf(err, err_len, "Sanitize: action %d is not a sanitize action", c->action);
+                return -EINVAL;
+        }
+}
+
+int fw_nvme_sanitize_start(int fd, const struct fw_command *c, char *err, size_t err_len) {
+        struct nvme_sanitize_nvm_args a;
+        int r;
+
+        r = fw_nvme_sanitize_args(c, &a, err, err_len);
+        if (r < 0)
+                return r;
+        a.fd = fd;
+        /* The controller completes the command once it has checked it; the sanitize runs on in
+         * the background and the log page follows it. */
+        r = nvme_sanitize_nvm(&a);
+        if (r != 0)
+                return fw_nvme_command_error("Sanitize", r, err, err_len);
+        return 0;
+}
+
+/* s from the Sanitize Status log page as the controller sent it (little-endian). */
+static void fw_nvme_status_from_log(const struct nvme_sanitize_log_page *log, struct fw_status *s) {
+        uint16_t sprog = le16toh(log->sprog), sstat = le16toh(log->sstat);
+        unsigned passes = (sstat >> NVME_SANITIZE_SSTAT_COMPLETED_PASSES_SHIFT) & NVME_SANITIZE_SSTAT_COMPLETED_PASSES_MASK;
+        unsigned status = (sstat >> NVME_SANITIZE_SSTAT_STATUS_SHIFT) & NVME_SANITIZE_SSTAT_STATUS_MASK;
+        const char *name = fw_nvme_sanitize_status_name(sstat);
+        size_t n;
+
+        s->fraction = -1;
+        switch (status) {
+        case NVME_SANITIZE_SSTAT_STATUS_COMPLETE_SUCCESS:
+        case NVME_SANITIZE_SSTAT_STATUS_ND_COMPLETE_SUCCESS:
+                s->state = FW_RUN_DONE;
+                break;
+        case NVME_SANITIZE_SSTAT_STATUS_IN_PROGESS:
+                s->state = FW_RUN_RUNNING;
+                s->fraction = (double) sprog / FW_NVME_SPROG_ONE;
+                break;
+        case NVME_SANITIZE_SSTAT_STATUS_COMPLETED_FAILED:
+                s->state = FW_RUN_FAILED;
+                break;
+        default:
+                /* Never sanitized, or a reserved value. */
+                s->state = FW_RUN_UNKNOWN;
+                break;
+        }
+
+        if (name)
+                n = (size_t) snprintf(s->text, sizeof(s->text), "SSTAT %04Xh: %s", (unsigned) sstat, name);
+        else
+                n = (size_t) snprintf(s->text, sizeof(s->text), "SSTAT %04Xh: reserved status %u", (unsigned) sstat,
+                                      status);
+        /* SPROG means something only while one runs (FFFFh otherwise). */
+        if (s->state == FW_RUN_RUNNING && n < sizeof(s->text))
+                n += (size_t) snprintf(s->text + n, sizeof(s->text) - n, ", SPROG %u/%u (%u%%)", (unsigned) sprog,
+                                       FW_NVME_SPROG_ONE, (unsigned) ((uint32_t) sprog * 100 / FW_NVME_SPROG_ONE));
+        /* Bits 7:3: overwrite passes completed, of the overwrite running or the last one. */
+        if (passes && n < sizeof(s->text))
+                n += (size_t) snprintf(s->text + n, sizeof(s->text) - n, ", %u overwrite pass%s", passes,
+                                       passes == 1 ? "" : "es");
+        /* Bit 8: no user data written since the last sanitize (or manufacture). */
+        if ((sstat & NVME_SANITIZE_SSTAT_GLOBAL_DATA_ERASED) && n < sizeof(s->text))
+                snprintf(s->text + n, sizeof(s->text) - n, ", global data erased");
+}
+
+int fw_nvme_sanitize_status(int fd, struct fw_status *s, char *err, size_t err_len) {
+        struct nvme_sanitize_log_page log;
+        int r;
+
+        memset(&log, 0, sizeof(log));
+        /* RAE set: reading the page must not clear the sanitize completion event that the
+         * kernel or another host may be waiting for (5.16). */
+        r = nvme_get_log_sanitize(fd, true, &log);
+        if (r != 0)
+                return fw_nvme_command_error("Sanitize Status log page", r, err, err_len);
+        fw_nvme_status_from_log(&log, s);
+        return 0;
+}
+
+/* a: the Format NVM command for c with the format namespace ns has now (fd not set). 0, or -errno
+ * (err) when ns does not say which format that is. */
+static int fw_nvme_format_args(const struct fw_command *c, const struct nvme_id_ns *ns,
+                               struct nvme_format_nvm_args *a, char *err, size_t err_len) {
+        unsigned index, count;
+
+        if (le64toh(ns->nsze) == 0) {
+                snprintf(err, err_len, "Format NVM: namespace %u is not active", (unsigned) c->nsid);
+                return -ENODEV;
+        }
+        /* FLBAS (Identify Namespace byte 26): the format in use, its index in bits 3:0 and, from
+         * NVMe 2.0 when there are more than 16 formats, bits 6:5 as the index's bits 5:4; bit 4,
+         * metadata at the end of each block (extended) rather than in a buffer of its own.
+         * NLBAF (byte 25) counts the formats from 0, NULBAF (byte 82) the unique attribute
+         * formats listed after them (NVM Command Set Specification 1.0, Identify Namespace). */
+        index = (ns->flbas & NVME_NS_FLBAS_LOWER_MASK) | (ns->flbas & NVME_NS_FLBAS_HIGHER_MASK) >> 1;
+        count = (unsigned) ns->nlbaf + 1 + ns->nulbaf;
+        if (index >= count || index >= sizeof(ns->lbaf) / sizeof(*ns->lbaf)) {
+                snprintf(err, err_len, "Format NVM: namespace %u's FLBAS %02Xh names LBA format %u of %u",
+                         (unsigned) c->nsid, (unsigned) ns->flbas, index, count);
+                return -EIO;
+        }
+        *a = (struct nvme_format_nvm_args) {
+                .args_size = sizeof(*a),
+                .fd = -1,
+                .timeout = c->timeout_s > UINT32_MAX / 1000 ? UINT32_MAX : c->timeout_s * 1000,
+                .nsid = c->nsid,
+                /* The namespace's format as it is (Format NVM dword 10: LBAF, MSET, PI, PIL,
+                 * LBAFU), so that the format changes nothing but erases. */
+                .lbaf = index & 0xf,
+                .lbafu = index >> 4,
+                .mset = ns->flbas & NVME_NS_FLBAS_META_EXT ? NVME_FORMAT_MSET_EXTENDED : NVME_FORMAT_MSET_SEPARATE,
+                /* DPS (byte 29): bits 2:0 the protection information type, bit 3 set when it is
+                 * in the first bytes of the metadata. */
+                .pi = ns->dps & NVME_NS_DPS_PI_MASK,
+                .pil = ns->dps & NVME_NS_DPS_PI_FIRST ? NVME_FORMAT_PIL_FIRST : NVME_FORMAT_PIL_LAST,
+                .ses = c->ses,
+        };
+        return 0;
+}
+
+int fw_nvme_format(int fd, const struct fw_command *c, char *err, size_t err_len) {
+        struct nvme_format_nvm_args a;
+        struct nvme_id_ns ns;
+        int r;
+
+        /* SES 0 erases nothing: a format sent for erasing never has it. Checked before anything
+         * is sent. */
+        if (c->ses != NVME_FORMAT_SES_USER_DATA_ERASE && c->ses != NVME_FORMAT_SES_CRYPTO_ERASE) {
+                snprintf(err, err_len, "Format NVM: secure erase setting %u (1 or 2)", c->ses);
+                return -EINVAL;
+        }
+        /* One namespace: 0 names none, FFFFFFFFh all (whose Identify data has no format in
+         * use). */
+        if (c->nsid == 0 || c->nsid == NVME_NSID_ALL) {
+                snprintf(err, err_len, "Format NVM: namespace %08Xh (one namespace)", (unsigned) c->nsid);
+                return -EINVAL;
+        }
+        memset(&ns, 0, sizeof(ns));
+        r = nvme_identify_ns(fd, c->nsid, &ns);
+        if (r != 0)
+                return fw_nvme_command_error("Identify Namespace", r, err, err_len);
+        r = fw_nvme_format_args(c, &ns, &a, err, err_len);
+        if (r < 0)
+                return r;
+        a.fd = fd;
+        /* The ioctl returns when the controller completes the format, or the kernel gives up
+         * after a.timeout (then the format may still run on in the controller). */
+        r = nvme_format_nvm(&a);
+        if (r != 0)
+                return fw_nvme_command_error("Format NVM", r, err, err_len);
+        return 0;
 }

@@ -1,8 +1,10 @@
 /* The NVMe probe's decoding (daemon/fw-nvme.c), without a device: an Identify Controller data
  * structure and a Sanitize Status log page laid out byte by byte as a controller sends them
  * (little-endian), the fields and the JSON made from them, and the controller and namespaces
- * found in a fake sysfs tree (a controller's, a multipath subsystem's, and none). Linked with the
- * daemon's library. */
+ * found in a fake sysfs tree (a controller's, a multipath subsystem's, and none). Then the commands
+ * that erase, against a controller scripted in place of libnvme's functions (--wrap): what they
+ * send, how a status reads, the Sanitize Status log page as a fw_status. Linked with the daemon's
+ * library. */
 #include "config.h"
 
 #include <errno.h>
@@ -18,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include <stdbool.h>
 #include <cmocka.h>
 #include <json-c/json.h>
 #include <libnvme.h>
@@ -468,6 +471,438 @@ static void test_probe_not_nvme(void **state) {
         fw_nvme_caps_done(&c);
 }
 
+/* ---- The commands that erase, against a scripted controller. The wrappers record what
+ * fw-nvme.c sends and answer as scripted; when no test scripts them (fake.on false) they pass the
+ * call on to libnvme (test_probe_not_nvme). ---- */
+
+int __real_nvme_identify(struct nvme_identify_args *args);
+int __real_nvme_get_log_page(int fd, __u32 xfer_len, struct nvme_get_log_args *args);
+int __real_nvme_sanitize_nvm(struct nvme_sanitize_nvm_args *args);
+int __real_nvme_format_nvm(struct nvme_format_nvm_args *args);
+int __wrap_nvme_identify(struct nvme_identify_args *args);
+int __wrap_nvme_get_log_page(int fd, __u32 xfer_len, struct nvme_get_log_args *args);
+int __wrap_nvme_sanitize_nvm(struct nvme_sanitize_nvm_args *args);
+int __wrap_nvme_format_nvm(struct nvme_format_nvm_args *args);
+
+static struct {
+        bool on;
+        /* What was sent, and how often. */
+        unsigned identifies, logs, sanitizes, formats;
+        struct nvme_identify_args identify;
+        struct nvme_get_log_args log;
+        uint32_t log_xfer;
+        struct nvme_sanitize_nvm_args sanitize;
+        struct nvme_format_nvm_args format;
+        /* The answers: the status (or -1 with errno_ret), and the data. */
+        int identify_ret, log_ret, command_ret, errno_ret;
+        uint8_t id_ns[4096];
+        uint8_t log_page[512];
+} fake;
+
+static int answer(int ret) {
+        if (ret < 0)
+                errno = fake.errno_ret;
+        return ret;
+}
+
+int __wrap_nvme_identify(struct nvme_identify_args *args) {
+        if (!fake.on)
+                return __real_nvme_identify(args);
+        fake.identifies++;
+        fake.identify = *args;
+        if (args->cns == NVME_IDENTIFY_CNS_NS && fake.identify_ret == 0)
+                memcpy(args->data, fake.id_ns, sizeof(fake.id_ns));
+        return answer(fake.identify_ret);
+}
+
+int __wrap_nvme_get_log_page(int fd, __u32 xfer_len, struct nvme_get_log_args *args) {
+        if (!fake.on)
+                return __real_nvme_get_log_page(fd, xfer_len, args);
+        fake.logs++;
+        fake.log = *args;
+        fake.log_xfer = xfer_len;
+        if (args->lid == NVME_LOG_LID_SANITIZE && args->len == sizeof(fake.log_page) && fake.log_ret == 0)
+                memcpy(args->log, fake.log_page, sizeof(fake.log_page));
+        return answer(fake.log_ret);
+}
+
+int __wrap_nvme_sanitize_nvm(struct nvme_sanitize_nvm_args *args) {
+        if (!fake.on)
+                return __real_nvme_sanitize_nvm(args);
+        fake.sanitizes++;
+        fake.sanitize = *args;
+        return answer(fake.command_ret);
+}
+
+int __wrap_nvme_format_nvm(struct nvme_format_nvm_args *args) {
+        if (!fake.on)
+                return __real_nvme_format_nvm(args);
+        fake.formats++;
+        fake.format = *args;
+        return answer(fake.command_ret);
+}
+
+static int fake_setup(void **state) {
+        memset(&fake, 0, sizeof(fake));
+        fake.on = true;
+        return 0;
+}
+
+static int fake_teardown(void **state) {
+        fake.on = false;
+        return 0;
+}
+
+static void put_le64(uint8_t *p, uint64_t v) {
+        for (int i = 0; i < 8; i++)
+                p[i] = (v >> (8 * i)) & 0xff;
+}
+
+/* Identify Namespace's offsets (5.17.2.1) that the format reads. */
+static void test_id_ns_layout(void **state) {
+        assert_int_equal(sizeof(struct nvme_id_ns), 4096);
+        assert_int_equal(offsetof(struct nvme_id_ns, nsze), 0);
+        assert_int_equal(offsetof(struct nvme_id_ns, nlbaf), 25);
+        assert_int_equal(offsetof(struct nvme_id_ns, flbas), 26);
+        assert_int_equal(offsetof(struct nvme_id_ns, dps), 29);
+        assert_int_equal(offsetof(struct nvme_id_ns, nulbaf), 82);
+}
+
+static void sanitize_ok(const struct fw_command *c) {
+        char err[160] = "";
+
+        fake.sanitizes = 0;
+        assert_int_equal(fw_nvme_sanitize_start(7, c, err, sizeof(err)), 0);
+        assert_int_equal(fake.sanitizes, 1);
+        assert_int_equal(fake.sanitize.fd, 7);
+        assert_int_equal(fake.sanitize.args_size, sizeof(struct nvme_sanitize_nvm_args));
+        assert_null(fake.sanitize.result);
+        assert_false(fake.sanitize.nodas);
+        assert_false(fake.sanitize.oipbp);
+        assert_string_equal(err, "");
+}
+
+static void test_sanitize_start(void **state) {
+        struct fw_command c = { .set = FW_SET_NVME, .action = FW_ACTION_SANITIZE_CRYPTO, .ause = true,
+                                .overwrite_passes = 5, .overwrite_pattern = 0x12345678 };
+        char err[160] = "";
+
+        /* Crypto erase, SANACT 100b: the overwrite settings are not sent. */
+        sanitize_ok(&c);
+        assert_int_equal(fake.sanitize.sanact, 4);
+        assert_true(fake.sanitize.ause);
+        assert_int_equal(fake.sanitize.owpass, 0);
+        assert_int_equal(fake.sanitize.ovrpat, 0);
+
+        /* Block erase, SANACT 010b, AUSE clear. */
+        c.action = FW_ACTION_SANITIZE_BLOCK;
+        c.ause = false;
+        sanitize_ok(&c);
+        assert_int_equal(fake.sanitize.sanact, 2);
+        assert_false(fake.sanitize.ause);
+        assert_int_equal(fake.sanitize.owpass, 0);
+
+        /* Overwrite, SANACT 011b, with its passes and pattern. */
+        c.action = FW_ACTION_SANITIZE_OVERWRITE;
+        c.overwrite_pattern = 0xdeadbeef;
+        sanitize_ok(&c);
+        assert_int_equal(fake.sanitize.sanact, 3);
+        assert_int_equal(fake.sanitize.owpass, 5);
+        assert_int_equal(fake.sanitize.ovrpat, 0xdeadbeef);
+        assert_false(fake.sanitize.ause);
+        c.overwrite_passes = 1;
+        sanitize_ok(&c);
+        assert_int_equal(fake.sanitize.owpass, 1);
+        c.overwrite_passes = 15;
+        sanitize_ok(&c);
+        assert_int_equal(fake.sanitize.owpass, 15);
+        /* 16 passes are OWPASS 0h (5.24: a 4-bit field). */
+        c.overwrite_passes = 16;
+        sanitize_ok(&c);
+        assert_int_equal(fake.sanitize.owpass, 0);
+
+        /* What cannot be sent is not. */
+        fake.sanitizes = 0;
+        c.overwrite_passes = 0;
+        assert_int_equal(fw_nvme_sanitize_start(7, &c, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "Sanitize: 0 overwrite passes (1 to 16)");
+        c.overwrite_passes = 17;
+        assert_int_equal(fw_nvme_sanitize_start(7, &c, err, sizeof(err)), -EINVAL);
+        c.overwrite_passes = 3;
+        c.action = FW_ACTION_NVME_FORMAT;
+        assert_int_equal(fw_nvme_sanitize_start(7, &c, err, sizeof(err)), -EINVAL);
+        c.action = FW_ACTION_NONE;
+        assert_int_equal(fw_nvme_sanitize_start(7, &c, err, sizeof(err)), -EINVAL);
+        assert_int_equal(fake.sanitizes, 0);
+}
+
+static void test_sanitize_errors(void **state) {
+        struct fw_command c = { .set = FW_SET_NVME, .action = FW_ACTION_SANITIZE_CRYPTO };
+        char err[160], small[12];
+
+        /* As the kernel returns them: with DNR (bit 14) set. */
+        fake.command_ret = 0x4002;
+        assert_int_equal(fw_nvme_sanitize_start(3, &c, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "Sanitize: Invalid Field in Command (status 0002h)");
+        fake.command_ret = 0x001d;
+        assert_int_equal(fw_nvme_sanitize_start(3, &c, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "Sanitize: Sanitize In Progress (status 001Dh)");
+        fake.command_ret = 0x401c;
+        assert_int_equal(fw_nvme_sanitize_start(3, &c, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "Sanitize: Sanitize Failed (status 001Ch)");
+        /* A command specific status (SCT 1h). */
+        fake.command_ret = 0x410b;
+        assert_int_equal(fw_nvme_sanitize_start(3, &c, err, sizeof(err)), -EIO);
+        assert_non_null(strstr(err, "(status 010Bh)"));
+        /* Not reaching the controller: -1 and errno. */
+        fake.command_ret = -1;
+        fake.errno_ret = ENOTTY;
+        assert_int_equal(fw_nvme_sanitize_start(3, &c, err, sizeof(err)), -ENOTTY);
+        assert_string_equal(err, "Sanitize: Inappropriate ioctl for device");
+        fake.errno_ret = EINTR;
+        assert_int_equal(fw_nvme_sanitize_start(3, &c, err, sizeof(err)), -EINTR);
+        /* A short buffer is cut, not overrun. */
+        fake.command_ret = 0x4002;
+        assert_int_equal(fw_nvme_sanitize_start(3, &c, small, sizeof(small)), -EIO);
+        assert_string_equal(small, "Sanitize: I");
+        assert_int_equal(fw_nvme_sanitize_start(3, &c, NULL, 0), -EIO);
+        assert_int_equal(fake.sanitizes, 8);
+}
+
+/* The status for a log page with SPROG sprog and SSTAT sstat; checks the Get Log Page sent. */
+static void log_status(uint16_t sprog, uint16_t sstat, struct fw_status *s) {
+        char err[160] = "";
+
+        memset(fake.log_page, 0xee, sizeof(fake.log_page));
+        put_le16(fake.log_page + 0, sprog);
+        put_le16(fake.log_page + 2, sstat);
+        fake.logs = 0;
+        memset(s, 0x55, sizeof(*s));
+        assert_int_equal(fw_nvme_sanitize_status(9, s, err, sizeof(err)), 0);
+        assert_string_equal(err, "");
+        assert_int_equal(fake.logs, 1);
+        assert_int_equal(fake.log.fd, 9);
+        assert_int_equal(fake.log.lid, NVME_LOG_LID_SANITIZE);
+        assert_int_equal(fake.log.len, 512);
+        assert_int_equal(fake.log.nsid, NVME_NSID_ALL);
+        assert_int_equal(fake.log.lpo, 0);
+        assert_true(fake.log.rae);
+}
+
+static void test_sanitize_status(void **state) {
+        struct fw_status s;
+        char err[160];
+
+        log_status(0xffff, 0x0000, &s);
+        assert_int_equal(s.state, FW_RUN_UNKNOWN);
+        assert_true(s.fraction == -1);
+        assert_string_equal(s.text, "SSTAT 0000h: never");
+
+        log_status(0xffff, 0x0001, &s);
+        assert_int_equal(s.state, FW_RUN_DONE);
+        assert_true(s.fraction == -1);
+        assert_string_equal(s.text, "SSTAT 0001h: completed");
+
+        log_status(6554, 0x0002, &s);
+        assert_int_equal(s.state, FW_RUN_RUNNING);
+        assert_true(s.fraction == 6554.0 / 65536);
+        assert_string_equal(s.text, "SSTAT 0002h: in progress, SPROG 6554/65536 (10%)");
+
+        log_status(0, 0x0002, &s);
+        assert_int_equal(s.state, FW_RUN_RUNNING);
+        assert_true(s.fraction == 0);
+        assert_string_equal(s.text, "SSTAT 0002h: in progress, SPROG 0/65536 (0%)");
+
+        log_status(0xffff, 0x0002, &s);
+        assert_true(s.fraction == 65535.0 / 65536);
+        assert_string_equal(s.text, "SSTAT 0002h: in progress, SPROG 65535/65536 (99%)");
+
+        log_status(0xffff, 0x0003, &s);
+        assert_int_equal(s.state, FW_RUN_FAILED);
+        assert_true(s.fraction == -1);
+        assert_string_equal(s.text, "SSTAT 0003h: failed");
+
+        log_status(0xffff, 0x0004, &s);
+        assert_int_equal(s.state, FW_RUN_DONE);
+        assert_string_equal(s.text, "SSTAT 0004h: completed without deallocation");
+
+        for (uint16_t v = 5; v <= 7; v++) {
+                char want[64];
+
+                log_status(0x1234, v, &s);
+                assert_int_equal(s.state, FW_RUN_UNKNOWN);
+                assert_true(s.fraction == -1);
+                snprintf(want, sizeof(want), "SSTAT %04Xh: reserved status %u", v, v);
+                assert_string_equal(s.text, want);
+        }
+
+        /* An overwrite: passes completed (bits 7:3) while it runs and after; global data erased
+         * (bit 8). */
+        log_status(0x8000, 0x0002 | 2 << 3, &s);
+        assert_int_equal(s.state, FW_RUN_RUNNING);
+        assert_true(s.fraction == 0.5);
+        assert_string_equal(s.text, "SSTAT 0012h: in progress, SPROG 32768/65536 (50%), 2 overwrite passes");
+        log_status(0xffff, 0x0001 | 1 << 3 | 1 << 8, &s);
+        assert_int_equal(s.state, FW_RUN_DONE);
+        assert_string_equal(s.text, "SSTAT 0109h: completed, 1 overwrite pass, global data erased");
+        log_status(0xffff, 0x0003 | 31 << 3, &s);
+        assert_int_equal(s.state, FW_RUN_FAILED);
+        assert_string_equal(s.text, "SSTAT 00FBh: failed, 31 overwrite passes");
+
+        /* The page not read. */
+        fake.log_ret = 0x4002;
+        assert_int_equal(fw_nvme_sanitize_status(9, &s, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "Sanitize Status log page: Invalid Field in Command (status 0002h)");
+        fake.log_ret = -1;
+        fake.errno_ret = EIO;
+        assert_int_equal(fw_nvme_sanitize_status(9, &s, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "Sanitize Status log page: Input/output error");
+}
+
+/* The Identify Namespace data the scripted controller answers: active (NSZE), with nlbaf + 1
+ * formats plus nulbaf, FLBAS and DPS as given. */
+static void id_ns(uint8_t nlbaf, uint8_t nulbaf, uint8_t flbas, uint8_t dps) {
+        memset(fake.id_ns, 0, sizeof(fake.id_ns));
+        put_le64(fake.id_ns + 0, 2048);
+        fake.id_ns[25] = nlbaf;
+        fake.id_ns[26] = flbas;
+        fake.id_ns[29] = dps;
+        fake.id_ns[82] = nulbaf;
+}
+
+static void format_ok(const struct fw_command *c) {
+        char err[160] = "";
+
+        fake.identifies = fake.formats = 0;
+        assert_int_equal(fw_nvme_format(5, c, err, sizeof(err)), 0);
+        assert_string_equal(err, "");
+        assert_int_equal(fake.identifies, 1);
+        assert_int_equal(fake.identify.fd, 5);
+        assert_int_equal(fake.identify.cns, NVME_IDENTIFY_CNS_NS);
+        assert_int_equal(fake.identify.nsid, c->nsid);
+        assert_int_equal(fake.formats, 1);
+        assert_int_equal(fake.format.fd, 5);
+        assert_int_equal(fake.format.args_size, sizeof(struct nvme_format_nvm_args));
+        assert_int_equal(fake.format.nsid, c->nsid);
+        assert_int_equal(fake.format.ses, c->ses);
+}
+
+static void test_format(void **state) {
+        struct fw_command c = { .set = FW_SET_NVME, .action = FW_ACTION_NVME_FORMAT, .nsid = 1, .ses = 1,
+                                .timeout_s = 600 };
+
+        /* The simplest namespace: one format, no metadata. */
+        id_ns(0, 0, 0x00, 0x00);
+        format_ok(&c);
+        assert_int_equal(fake.format.timeout, 600000);
+        assert_int_equal(fake.format.lbaf, 0);
+        assert_int_equal(fake.format.lbafu, 0);
+        assert_int_equal(fake.format.mset, NVME_FORMAT_MSET_SEPARATE);
+        assert_int_equal(fake.format.pi, NVME_FORMAT_PI_DISABLE);
+        assert_int_equal(fake.format.pil, NVME_FORMAT_PIL_LAST);
+
+        /* Format 3 of 5 with metadata at the end of each block, protection information Type 1 in
+         * its first bytes; a cryptographic erase of namespace 2. */
+        c.nsid = 2;
+        c.ses = 2;
+        c.timeout_s = 1;
+        id_ns(4, 0, 0x13, 0x09);
+        format_ok(&c);
+        assert_int_equal(fake.format.timeout, 1000);
+        assert_int_equal(fake.format.lbaf, 3);
+        assert_int_equal(fake.format.lbafu, 0);
+        assert_int_equal(fake.format.mset, NVME_FORMAT_MSET_EXTENDED);
+        assert_int_equal(fake.format.pi, NVME_FORMAT_PI_TYPE1);
+        assert_int_equal(fake.format.pil, NVME_FORMAT_PIL_FIRST);
+
+        /* NVMe 2.0's FLBAS bits 6:5 (index bits 5:4): format 50 of 64; Type 3 at the end. */
+        id_ns(15, 48, 0x62, 0x03);
+        format_ok(&c);
+        assert_int_equal(fake.format.lbaf, 2);
+        assert_int_equal(fake.format.lbafu, 3);
+        assert_int_equal(fake.format.mset, NVME_FORMAT_MSET_SEPARATE);
+        assert_int_equal(fake.format.pi, NVME_FORMAT_PI_TYPE3);
+        assert_int_equal(fake.format.pil, NVME_FORMAT_PIL_LAST);
+
+        /* A timeout beyond what milliseconds in 32 bits hold. */
+        c.timeout_s = 5000000;
+        format_ok(&c);
+        assert_int_equal(fake.format.timeout, UINT32_MAX);
+}
+
+static void test_format_refused(void **state) {
+        struct fw_command c = { .set = FW_SET_NVME, .action = FW_ACTION_NVME_FORMAT, .nsid = 1, .ses = 0,
+                                .timeout_s = 60 };
+        char err[160];
+
+        /* SES 0 erases nothing, and 3 and above are reserved: nothing is sent, not even
+         * Identify. */
+        id_ns(0, 0, 0, 0);
+        assert_int_equal(fw_nvme_format(5, &c, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "Format NVM: secure erase setting 0 (1 or 2)");
+        c.ses = 3;
+        assert_int_equal(fw_nvme_format(5, &c, err, sizeof(err)), -EINVAL);
+        c.ses = 7;
+        assert_int_equal(fw_nvme_format(5, &c, err, sizeof(err)), -EINVAL);
+        /* Namespace 0 is none; FFFFFFFFh is all, which has no current format. */
+        c.ses = 1;
+        c.nsid = 0;
+        assert_int_equal(fw_nvme_format(5, &c, err, sizeof(err)), -EINVAL);
+        c.nsid = NVME_NSID_ALL;
+        assert_int_equal(fw_nvme_format(5, &c, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "Format NVM: namespace FFFFFFFFh (one namespace)");
+        assert_int_equal(fake.identifies, 0);
+        assert_int_equal(fake.formats, 0);
+
+        /* Identify data that names no format, or an inactive namespace: Identify only. */
+        c.nsid = 1;
+        id_ns(3, 0, 0x05, 0);
+        assert_int_equal(fw_nvme_format(5, &c, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "Format NVM: namespace 1's FLBAS 05h names LBA format 5 of 4");
+        id_ns(3, 0, 0x20, 0);
+        assert_int_equal(fw_nvme_format(5, &c, err, sizeof(err)), -EIO);
+        id_ns(0, 0, 0, 0);
+        put_le64(fake.id_ns, 0);
+        assert_int_equal(fw_nvme_format(5, &c, err, sizeof(err)), -ENODEV);
+        assert_string_equal(err, "Format NVM: namespace 1 is not active");
+        assert_int_equal(fake.identifies, 3);
+        assert_int_equal(fake.formats, 0);
+}
+
+static void test_format_errors(void **state) {
+        struct fw_command c = { .set = FW_SET_NVME, .action = FW_ACTION_NVME_FORMAT, .nsid = 1, .ses = 2,
+                                .timeout_s = 60 };
+        char err[160];
+
+        /* Identify fails: no format. */
+        fake.identify_ret = -1;
+        fake.errno_ret = ENOTTY;
+        assert_int_equal(fw_nvme_format(5, &c, err, sizeof(err)), -ENOTTY);
+        assert_string_equal(err, "Identify Namespace: Inappropriate ioctl for device");
+        fake.identify_ret = 0x400b;
+        assert_int_equal(fw_nvme_format(5, &c, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "Identify Namespace: Invalid Namespace or Format (status 000Bh)");
+        assert_int_equal(fake.formats, 0);
+
+        /* The format refused. */
+        fake.identify_ret = 0;
+        id_ns(0, 0, 0, 0);
+        fake.command_ret = 0x4002;
+        assert_int_equal(fw_nvme_format(5, &c, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "Format NVM: Invalid Field in Command (status 0002h)");
+        fake.command_ret = 0x410a;
+        assert_int_equal(fw_nvme_format(5, &c, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "Format NVM: Invalid Format (status 010Ah)");
+        fake.command_ret = 0x001d;
+        assert_int_equal(fw_nvme_format(5, &c, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "Format NVM: Sanitize In Progress (status 001Dh)");
+        fake.command_ret = -1;
+        fake.errno_ret = EINTR;
+        assert_int_equal(fw_nvme_format(5, &c, err, sizeof(err)), -EINTR);
+        assert_string_equal(err, "Format NVM: Interrupted system call");
+        assert_int_equal(fake.formats, 4);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_layout),
@@ -479,6 +914,13 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_sysfs_controller, sysfs_setup, sysfs_teardown),
                 cmocka_unit_test_setup_teardown(test_sysfs_subsystem, sysfs_setup, sysfs_teardown),
                 cmocka_unit_test_setup_teardown(test_sysfs_none, sysfs_setup, sysfs_teardown),
+                cmocka_unit_test(test_id_ns_layout),
+                cmocka_unit_test_setup_teardown(test_sanitize_start, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_sanitize_errors, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_sanitize_status, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_format, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_format_refused, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_format_errors, fake_setup, fake_teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
