@@ -476,6 +476,7 @@ int fw_nvme_sanitize_start(int fd, const struct fw_command *c, char *err, size_t
 /* s from the Sanitize Status log page as the controller sent it (little-endian). */
 static void fw_nvme_status_from_log(const struct nvme_sanitize_log_page *log, struct fw_status *s) {
         uint16_t sprog = le16toh(log->sprog), sstat = le16toh(log->sstat);
+        uint32_t scdw10 = le32toh(log->scdw10);
         unsigned passes = (sstat >> NVME_SANITIZE_SSTAT_COMPLETED_PASSES_SHIFT) & NVME_SANITIZE_SSTAT_COMPLETED_PASSES_MASK;
         unsigned status = (sstat >> NVME_SANITIZE_SSTAT_STATUS_SHIFT) & NVME_SANITIZE_SSTAT_STATUS_MASK;
         const char *name = fw_nvme_sanitize_status_name(sstat);
@@ -509,8 +510,10 @@ static void fw_nvme_status_from_log(const struct nvme_sanitize_log_page *log, st
         if (s->state == FW_RUN_RUNNING && n < sizeof(s->text))
                 n += (size_t) snprintf(s->text + n, sizeof(s->text) - n, ", SPROG %u/%u (%u%%)", (unsigned) sprog,
                                        FW_NVME_SPROG_ONE, (unsigned) ((uint32_t) sprog * 100 / FW_NVME_SPROG_ONE));
-        /* Bits 7:3: overwrite passes completed, of the overwrite running or the last one. */
-        if (passes && n < sizeof(s->text))
+        /* Bits 7:3: overwrite passes completed, of the overwrite running or the last one; only
+         * an overwrite defines them, so they are shown when SCDW10 (the Sanitize command's dword
+         * 10 that started the operation SSTAT is about) has SANACT 011b. */
+        if ((scdw10 & 0x7) == NVME_SANITIZE_SANACT_START_OVERWRITE && n < sizeof(s->text))
                 n += (size_t) snprintf(s->text + n, sizeof(s->text) - n, ", %u overwrite pass%s", passes,
                                        passes == 1 ? "" : "es");
         /* Bit 8: no user data written since the last sanitize (or manufacture). */

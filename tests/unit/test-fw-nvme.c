@@ -669,13 +669,15 @@ static void test_sanitize_errors(void **state) {
         assert_int_equal(fake.sanitizes, 8);
 }
 
-/* The status for a log page with SPROG sprog and SSTAT sstat; checks the Get Log Page sent. */
-static void log_status(uint16_t sprog, uint16_t sstat, struct fw_status *s) {
+/* The status for a log page with SPROG sprog, SSTAT sstat and SCDW10 scdw10; checks the Get Log
+ * Page sent. */
+static void log_status_of(uint16_t sprog, uint16_t sstat, uint32_t scdw10, struct fw_status *s) {
         char err[160] = "";
 
         memset(fake.log_page, 0xee, sizeof(fake.log_page));
         put_le16(fake.log_page + 0, sprog);
         put_le16(fake.log_page + 2, sstat);
+        put_le32(fake.log_page + 4, scdw10);
         fake.logs = 0;
         memset(s, 0x55, sizeof(*s));
         assert_int_equal(fw_nvme_sanitize_status(9, s, err, sizeof(err)), 0);
@@ -687,6 +689,11 @@ static void log_status(uint16_t sprog, uint16_t sstat, struct fw_status *s) {
         assert_int_equal(fake.log.nsid, NVME_NSID_ALL);
         assert_int_equal(fake.log.lpo, 0);
         assert_true(fake.log.rae);
+}
+
+/* The same after a crypto erase (SANACT 100b) with AUSE (bit 3). */
+static void log_status(uint16_t sprog, uint16_t sstat, struct fw_status *s) {
+        log_status_of(sprog, sstat, 0x0000000c, s);
 }
 
 static void test_sanitize_status(void **state) {
@@ -736,18 +743,27 @@ static void test_sanitize_status(void **state) {
                 assert_string_equal(s.text, want);
         }
 
-        /* An overwrite: passes completed (bits 7:3) while it runs and after; global data erased
-         * (bit 8). */
-        log_status(0x8000, 0x0002 | 2 << 3, &s);
+        /* An overwrite (SCDW10 SANACT 011b, with OWPASS and OIPBP around it): passes completed
+         * (bits 7:3) while it runs and after; global data erased (bit 8). */
+        log_status_of(0x8000, 0x0002 | 2 << 3, 0x00000313, &s);
         assert_int_equal(s.state, FW_RUN_RUNNING);
         assert_true(s.fraction == 0.5);
         assert_string_equal(s.text, "SSTAT 0012h: in progress, SPROG 32768/65536 (50%), 2 overwrite passes");
-        log_status(0xffff, 0x0001 | 1 << 3 | 1 << 8, &s);
+        log_status_of(0xffff, 0x0001 | 1 << 3 | 1 << 8, 0x00000013, &s);
         assert_int_equal(s.state, FW_RUN_DONE);
         assert_string_equal(s.text, "SSTAT 0109h: completed, 1 overwrite pass, global data erased");
-        log_status(0xffff, 0x0003 | 31 << 3, &s);
+        log_status_of(0xffff, 0x0003 | 31 << 3, 0x00000003, &s);
         assert_int_equal(s.state, FW_RUN_FAILED);
         assert_string_equal(s.text, "SSTAT 00FBh: failed, 31 overwrite passes");
+        log_status_of(0xffff, 0x0001, 0x00000003, &s);
+        assert_string_equal(s.text, "SSTAT 0001h: completed, 0 overwrite passes");
+        /* After a crypto or block erase the passes field means nothing (a controller may leave
+         * a count there): not shown. */
+        log_status(0xffff, 0x0001 | 1 << 3 | 1 << 8, &s);
+        assert_int_equal(s.state, FW_RUN_DONE);
+        assert_string_equal(s.text, "SSTAT 0109h: completed, global data erased");
+        log_status_of(0x4000, 0x0002 | 1 << 3, 0x00000002, &s);
+        assert_string_equal(s.text, "SSTAT 000Ah: in progress, SPROG 16384/65536 (25%)");
 
         /* The page not read. */
         fake.log_ret = 0x4002;
