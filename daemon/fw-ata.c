@@ -9,14 +9,21 @@
  * capacity; DEVICE CONFIGURATION IDENTIFY (ACS-3 7.9.4) for the capacity a device configuration
  * overlay hides. The native max address comes back in the registers, so those commands are sent
  * with CK_COND set and the registers read from the sense data. Everything byte-level is in pure
- * functions (fw-ata.h) that the unit tests check without a device. */
+ * functions (fw-ata.h) that the unit tests check without a device.
+ *
+ * Then the commands that erase, which a job's firmware thread sends (firmware.h): SANITIZE DEVICE
+ * (ACS-3 7.38) and its status, the security erase (ACS-3 4.18, 7.41-7.46: SET PASSWORD, ERASE
+ * PREPARE, ERASE UNIT, with the password removed again when the erase is not reached), and SET
+ * MAX ADDRESS (ACS-2 7.51/7.53) to remove a host protected area before a wipe. */
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
+#include <openssl/crypto.h>
 
 #include "daemon.h"
 #include "firmware.h"
@@ -36,6 +43,7 @@
 #define SAT_ATA_PASS_THROUGH_16 0x85
 #define SAT_PROTOCOL_NON_DATA 3         /* SAT-4 table 198 */
 #define SAT_PROTOCOL_PIO_DATA_IN 4
+#define SAT_PROTOCOL_PIO_DATA_OUT 5
 #define SAT_CK_COND 0x20
 #define SAT_T_DIR_IN 0x08
 #define SAT_BYTE_BLOCK 0x04             /* the transfer length is in blocks (T_TYPE 0: 512 bytes) */
@@ -309,15 +317,15 @@ const char *fw_ata_sanitize_refusal(const struct fw_ata_caps *c) {
 
 /* One command through SG_IO; its registers into *r when the sense has them (*have). 0, or -errno
  * with *err what went wrong (the drive aborting it is -EIO with r showing ABRT). */
-static int ata_command(int fd, const uint8_t *cdb, void *data, size_t len, struct fw_ata_result *r, bool *have,
-                       const char *what, char **err) {
+static int ata_command_dir(int fd, const uint8_t *cdb, void *data, size_t len, int dir, unsigned timeout_ms,
+                           struct fw_ata_result *r, bool *have, const char *what, char **err) {
         uint8_t sense[64] = {};
         size_t sense_got = 0, resid = 0;
         int status = 0, r2;
 
         *have = false;
-        r2 = fw_sg_io(fd, cdb, FW_ATA_CDB_LEN, data, len, data ? -1 : 0, sense, sizeof(sense), &sense_got,
-                      ATA_TIMEOUT_MS, &status, &resid);
+        r2 = fw_sg_io(fd, cdb, FW_ATA_CDB_LEN, data, len, dir, sense, sizeof(sense), &sense_got, timeout_ms, &status,
+                      &resid);
         if (r2 < 0) {
                 if (asprintf(err, "%s: %s", what, strerror(-r2)) < 0)
                         *err = NULL;
@@ -346,11 +354,17 @@ static int ata_command(int fd, const uint8_t *cdb, void *data, size_t len, struc
                 return -EIO;
         }
         if (data && resid != 0) {
-                if (asprintf(err, "%s: %zu of %zu bytes not returned", what, resid, len) < 0)
+                if (asprintf(err, "%s: %zu of %zu bytes not %s", what, resid, len, dir > 0 ? "sent" : "returned") < 0)
                         *err = NULL;
                 return -EIO;
         }
         return 0;
+}
+
+/* A command that reads (data: data-in) or moves nothing, with the usual timeout. */
+static int ata_command(int fd, const uint8_t *cdb, void *data, size_t len, struct fw_ata_result *r, bool *have,
+                       const char *what, char **err) {
+        return ata_command_dir(fd, cdb, data, len, data ? -1 : 0, ATA_TIMEOUT_MS, r, have, what, err);
 }
 
 /* Add what to the message in *err ("; " between), and free what. */
@@ -540,4 +554,425 @@ struct json_object *fw_ata_json(const struct fw_ata_caps *c) {
         json_object_object_add(hid, "hidden_sectors", json_hidden(id ? native : 0, c->current_max));
         json_object_object_add(o, "hidden_area", hid);
         return o;
+}
+
+/* ---- Commands that erase ---- */
+
+/* SANITIZE DEVICE COUNT bit 4 (ACS-3 7.38.2.3.3): FAILURE MODE; OVERWRITE EXT bit 7 INVERT
+ * PATTERN, bits 3:0 OVERWRITE PASS COUNT. The signatures in LBA: "Cryp", "BkEr", and "OW" in
+ * LBA 47:32 for OVERWRITE EXT, whose pattern is in LBA 31:0. */
+#define SANITIZE_FAILURE_MODE 0x0010
+#define SANITIZE_SIGNATURE_CRYPTO 0x43727970ULL
+#define SANITIZE_SIGNATURE_BLOCK 0x426b4572ULL
+#define SANITIZE_SIGNATURE_OVERWRITE 0x4f57ULL
+/* SANITIZE STATUS EXT outputs (ACS-3 7.38.8.4): COUNT bits 15..12; LBA 15:0 the progress in
+ * 65536ths; on an abort LBA 7:0 the reason. */
+#define SANITIZE_COMPLETED 0x8000
+#define SANITIZE_IN_PROGRESS 0x4000
+#define SANITIZE_FROZEN 0x2000
+#define SANITIZE_ANTIFREEZE 0x1000
+#define SANITIZE_REASON_UNSUPPORTED 0x02
+
+/* The security commands' data, word 0 (ACS-3 7.45.4, 7.44.4, 7.46.4, 7.42.4). */
+#define SECURITY_CONTROL_MASTER 0x0001  /* IDENTIFIER: the master password (else the user's) */
+#define SECURITY_CONTROL_ENHANCED 0x0002 /* ERASE UNIT: enhanced erase */
+#define SECURITY_CONTROL_MAXIMUM 0x0100 /* SET PASSWORD: master password capability Maximum */
+
+/* SET MAX ADDRESS COUNT bit 0: the value survives a power cycle (hdparm -N p sets it). */
+#define SET_MAX_NON_VOLATILE 0x0001
+
+void fw_ata_cdb_sanitize(uint8_t cdb[FW_ATA_CDB_LEN], uint16_t feature, uint16_t count, uint64_t lba) {
+        ata_cdb(cdb, SAT_PROTOCOL_NON_DATA, true, SAT_CK_COND,
+                &(struct ata_tf) { .feature = feature, .count = count, .lba = lba, .command = FW_ATA_SANITIZE });
+}
+
+int fw_ata_sanitize_fields(const struct fw_command *c, uint16_t *feature, uint16_t *count, uint64_t *lba) {
+        *count = c->ause ? SANITIZE_FAILURE_MODE : 0;
+        switch (c->action) {
+        case FW_ACTION_SANITIZE_CRYPTO:
+                *feature = FW_ATA_SANITIZE_CRYPTO;
+                *lba = SANITIZE_SIGNATURE_CRYPTO;
+                return 0;
+        case FW_ACTION_SANITIZE_BLOCK:
+                *feature = FW_ATA_SANITIZE_BLOCK;
+                *lba = SANITIZE_SIGNATURE_BLOCK;
+                return 0;
+        case FW_ACTION_SANITIZE_OVERWRITE:
+                if (c->overwrite_passes < 1 || c->overwrite_passes > 16)
+                        return -EINVAL;
+                *feature = FW_ATA_SANITIZE_OVERWRITE;
+                /* 16 passes are written as 0 in the 4-bit field. INVERT is left clear: the command
+                 * has no setting for it. */
+                *count |= (uint16_t) (c->overwrite_passes & 0x0f);
+                *lba = SANITIZE_SIGNATURE_OVERWRITE << 32 | c->overwrite_pattern;
+                return 0;
+        default:
+                return -EINVAL;
+        }
+}
+
+const char *fw_ata_sanitize_reason(uint8_t reason) {
+        switch (reason) {
+        case 0x00:
+                return "reason not reported";
+        case 0x01:
+                return "sanitize command unsuccessful";
+        case 0x02:
+                return "invalid or unsupported SANITIZE DEVICE feature";
+        case 0x03:
+                return "the device is in the sanitize frozen state";
+        case 0x04:
+                return "SANITIZE FREEZE LOCK EXT failed: sanitize antifreeze lock";
+        default:
+                return "reserved reason";
+        }
+}
+
+void fw_ata_sanitize_status_decode(const struct fw_ata_result *r, bool aborted, struct fw_status *s) {
+        uint16_t count = r->count;
+        unsigned progress = (unsigned) (r->lba & 0xffff);
+        const char *extra = (count & SANITIZE_FROZEN) && (count & SANITIZE_ANTIFREEZE) ? ", frozen, antifreeze"
+                            : (count & SANITIZE_FROZEN)                                ? ", frozen"
+                            : (count & SANITIZE_ANTIFREEZE)                            ? ", antifreeze"
+                                                                                       : "";
+
+        *s = (struct fw_status) { .state = FW_RUN_UNKNOWN, .fraction = -1 };
+        if (aborted) {
+                s->state = FW_RUN_FAILED;
+                snprintf(s->text, sizeof(s->text), "ABRT, reason %02Xh: %s (COUNT %04Xh%s)", (unsigned) (r->lba & 0xff),
+                         fw_ata_sanitize_reason((uint8_t) r->lba), count, extra);
+        } else if (count & SANITIZE_IN_PROGRESS) {
+                /* Checked before COMPLETED: that bit speaks of the previous operation. */
+                s->state = FW_RUN_RUNNING;
+                s->fraction = progress / 65536.0;
+                snprintf(s->text, sizeof(s->text), "COUNT %04Xh: in progress%s, LBA 15:0 %u/65536", count, extra,
+                         progress);
+        } else if (count & SANITIZE_COMPLETED) {
+                s->state = FW_RUN_DONE;
+                snprintf(s->text, sizeof(s->text), "COUNT %04Xh: completed without error%s", count, extra);
+        } else {
+                snprintf(s->text, sizeof(s->text), "COUNT %04Xh: none in progress, none completed without error%s",
+                         count, extra);
+        }
+}
+
+/* The message in msg (taken) or ret's, into err[err_len]; returns ret. */
+static int error_out(int ret, char *msg, char *err, size_t err_len) {
+        if (err_len > 0)
+                snprintf(err, err_len, "%s", msg ? msg : strerror(-ret));
+        free(msg);
+        return ret;
+}
+
+static const char *sanitize_name(uint16_t feature) {
+        switch (feature) {
+        case FW_ATA_SANITIZE_CRYPTO:
+                return "SANITIZE CRYPTO SCRAMBLE EXT";
+        case FW_ATA_SANITIZE_BLOCK:
+                return "SANITIZE BLOCK ERASE EXT";
+        case FW_ATA_SANITIZE_OVERWRITE:
+                return "SANITIZE OVERWRITE EXT";
+        default:
+                return "SANITIZE STATUS EXT";
+        }
+}
+
+int fw_ata_sanitize_start(int fd, const struct fw_command *c, char *err, size_t err_len) {
+        uint8_t cdb[FW_ATA_CDB_LEN];
+        struct fw_ata_result r;
+        uint16_t feature, count;
+        uint64_t lba;
+        char *msg = NULL, *s;
+        bool have;
+        int ret;
+
+        if (fw_ata_sanitize_fields(c, &feature, &count, &lba) < 0)
+                return error_out(-EINVAL, strdup("SANITIZE DEVICE: not a sanitize action, or overwrite passes not 1..16"),
+                                 err, err_len);
+        fw_ata_cdb_sanitize(cdb, feature, count, lba);
+        ret = ata_command(fd, cdb, NULL, 0, &r, &have, sanitize_name(feature), &msg);
+        if (ret == -EIO && have && fw_ata_aborted(&r) && msg) {
+                /* An abort says why in LBA 7:0 (ACS-3 7.38.2.4). */
+                if (asprintf(&s, "%s, reason %02Xh: %s", msg, (unsigned) (r.lba & 0xff),
+                             fw_ata_sanitize_reason((uint8_t) r.lba)) >= 0) {
+                        free(msg);
+                        msg = s;
+                }
+        }
+        return ret < 0 ? error_out(ret, msg, err, err_len) : 0;
+}
+
+int fw_ata_sanitize_status(int fd, struct fw_status *s, char *err, size_t err_len) {
+        uint8_t cdb[FW_ATA_CDB_LEN];
+        struct fw_ata_result r;
+        char *msg = NULL;
+        bool have;
+        int ret;
+
+        *s = (struct fw_status) { .state = FW_RUN_UNKNOWN, .fraction = -1 };
+        /* COUNT 0: CLEAR SANITIZE OPERATION FAILED not set, a failure stays for the operator. */
+        fw_ata_cdb_sanitize(cdb, FW_ATA_SANITIZE_STATUS, 0, 0);
+        ret = ata_command(fd, cdb, NULL, 0, &r, &have, "SANITIZE STATUS EXT", &msg);
+        if (ret == -EIO && have && fw_ata_aborted(&r)) {
+                if ((r.lba & 0xff) == SANITIZE_REASON_UNSUPPORTED)
+                        return error_out(-EOPNOTSUPP, msg, err, err_len);
+                free(msg);
+                fw_ata_sanitize_status_decode(&r, true, s);
+                return 0;
+        }
+        if (ret < 0)
+                return error_out(ret, msg, err, err_len);
+        if (!have)
+                return error_out(-EIO, strdup("SANITIZE STATUS EXT: no ATA registers came back in the sense data"), err,
+                                 err_len);
+        fw_ata_sanitize_status_decode(&r, false, s);
+        return 0;
+}
+
+void fw_ata_cdb_security(uint8_t cdb[FW_ATA_CDB_LEN], uint8_t command) {
+        if (command == FW_ATA_SECURITY_ERASE_PREPARE) {
+                ata_cdb(cdb, SAT_PROTOCOL_NON_DATA, false, 0, &(struct ata_tf) { .command = command });
+                return;
+        }
+        /* T_DIR 0: to the device. */
+        ata_cdb(cdb, SAT_PROTOCOL_PIO_DATA_OUT, false, SAT_BYTE_BLOCK | SAT_T_LENGTH_COUNT,
+                &(struct ata_tf) { .count = 1, .command = command });
+}
+
+void fw_ata_security_block(uint8_t data[FW_ATA_DATA_LEN], uint16_t control, const char *password) {
+        memset(data, 0, FW_ATA_DATA_LEN);
+        data[0] = (uint8_t) control;
+        data[1] = (uint8_t) (control >> 8);
+        memcpy(data + 2, password, strnlen(password, FW_PASSWORD_LEN));
+}
+
+static const char *security_name(uint8_t command) {
+        switch (command) {
+        case FW_ATA_SECURITY_SET_PASSWORD:
+                return "SECURITY SET PASSWORD";
+        case FW_ATA_SECURITY_UNLOCK:
+                return "SECURITY UNLOCK";
+        case FW_ATA_SECURITY_ERASE_PREPARE:
+                return "SECURITY ERASE PREPARE";
+        case FW_ATA_SECURITY_ERASE_UNIT:
+                return "SECURITY ERASE UNIT";
+        default:
+                return "SECURITY DISABLE PASSWORD";
+        }
+}
+
+/* One security command with the user password in its block (none for ERASE PREPARE); what went
+ * wrong added to *msg, *aborted whether the drive aborted it. 0 or -errno. */
+static int security_send(int fd, uint8_t command, uint16_t control, const char *password, unsigned timeout_ms,
+                         char **msg, bool *aborted) {
+        uint8_t cdb[FW_ATA_CDB_LEN], data[FW_ATA_DATA_LEN];
+        struct fw_ata_result r;
+        char *what = NULL;
+        bool have, out = command != FW_ATA_SECURITY_ERASE_PREPARE;
+        int ret;
+
+        fw_ata_cdb_security(cdb, command);
+        fw_ata_security_block(data, control, password);
+        ret = ata_command_dir(fd, cdb, out ? data : NULL, out ? sizeof(data) : 0, out ? 1 : 0, timeout_ms, &r, &have,
+                              security_name(command), &what);
+        OPENSSL_cleanse(data, sizeof(data));
+        *aborted = ret == -EIO && have && fw_ata_aborted(&r);
+        if (ret < 0)
+                error_add(msg, what ? what : strdup(security_name(command)));
+        return ret;
+}
+
+/* IDENTIFY DEVICE into c. 0 or -errno (added to *msg). */
+static int security_identify(int fd, struct fw_ata_caps *c, char **msg) {
+        uint8_t cdb[FW_ATA_CDB_LEN], id[FW_ATA_DATA_LEN] = {};
+        struct fw_ata_result r;
+        char *what = NULL;
+        bool have;
+        int ret;
+
+        *c = (struct fw_ata_caps) { .erase_time = -1, .enhanced_erase_time = -1 };
+        fw_ata_cdb_identify(cdb);
+        ret = ata_command(fd, cdb, id, sizeof(id), &r, &have, "IDENTIFY DEVICE", &what);
+        if (ret == 0) {
+                ret = fw_ata_identify_decode(id, c);
+                if (ret < 0)
+                        what = strdup(ret == -EBADMSG ? "IDENTIFY DEVICE: the checksum of its data is wrong"
+                                                      : "IDENTIFY DEVICE: not an ATA device's data");
+        }
+        if (ret < 0)
+                error_add(msg, what ? what : strdup("IDENTIFY DEVICE"));
+        return ret;
+}
+
+/* Remove the user password when security is enabled (ACS-3 4.18: SEC4 -UNLOCK-> SEC5 -DISABLE
+ * PASSWORD-> SEC1). 1 removed, 0 security not enabled, -errno (what failed added to *msg). */
+static int security_remove(int fd, const char *password, char **msg) {
+        struct fw_ata_caps c;
+        bool aborted;
+        int ret;
+
+        ret = security_identify(fd, &c, msg);
+        if (ret < 0)
+                return ret;
+        if (!c.security_supported || !c.security_enabled)
+                return 0;
+        if (c.security_frozen) {
+                error_add(msg, strdup("security frozen with a password set: the drive refuses SECURITY UNLOCK and "
+                                      "DISABLE PASSWORD until it is power-cycled"));
+                return -EBUSY;
+        }
+        if (c.security_count_expired) {
+                error_add(msg, strdup("security count expired with a password set: the drive refuses SECURITY "
+                                      "UNLOCK and DISABLE PASSWORD until it is power-cycled"));
+                return -EBUSY;
+        }
+        if (c.security_locked) {
+                ret = security_send(fd, FW_ATA_SECURITY_UNLOCK, 0, password, ATA_TIMEOUT_MS, msg, &aborted);
+                if (ret < 0)
+                        return ret;
+        }
+        ret = security_send(fd, FW_ATA_SECURITY_DISABLE_PASSWORD, 0, password, ATA_TIMEOUT_MS, msg, &aborted);
+        return ret < 0 ? ret : 1;
+}
+
+/* After a step that failed with the password set: remove it, the failure's ret returned. */
+static int security_undo(int fd, const char *password, int ret, char *msg, char *err, size_t err_len) {
+        int r = security_remove(fd, password, &msg);
+
+        if (r < 0)
+                error_add(&msg, strdup("the temporary user password is still set"));
+        else if (r > 0)
+                error_add(&msg, strdup("the temporary user password was removed"));
+        return error_out(ret, msg, err, err_len);
+}
+
+int fw_ata_security_erase(int fd, const struct fw_command *c, char *err, size_t err_len) {
+        struct fw_ata_caps caps;
+        const char *refusal;
+        unsigned timeout_ms;
+        size_t len = strnlen(c->password, sizeof(c->password));
+        char *msg = NULL;
+        bool aborted;
+        int ret;
+
+        if (c->action != FW_ACTION_ATA_SECURITY_ERASE || len == 0 || len > FW_PASSWORD_LEN || c->timeout_s == 0)
+                return error_out(-EINVAL, strdup("SECURITY ERASE UNIT: not a security erase, or no password, or no "
+                                                 "timeout"), err, err_len);
+        timeout_ms = c->timeout_s > UINT_MAX / 1000 ? UINT_MAX : c->timeout_s * 1000;
+
+        /* The drive's state now, not at submit: a password of someone else's is never replaced
+         * (SET PASSWORD in SEC5 would), and a refused erase sends nothing. */
+        ret = security_identify(fd, &caps, &msg);
+        if (ret < 0)
+                return error_out(ret, msg, err, err_len);
+        /* Not supported: -EOPNOTSUPP; a state the drive is in (frozen, locked, a password
+         * set, count expired): -EBUSY. */
+        refusal = fw_ata_security_erase_refusal(&caps);
+        ret = caps.security_supported ? -EBUSY : -EOPNOTSUPP;
+        if (!refusal && caps.security_enabled)
+                refusal = "security enabled: the drive has a user password already";
+        if (!refusal && c->enhanced && !caps.enhanced_erase_supported) {
+                refusal = "the enhanced security erase is not supported";
+                ret = -EOPNOTSUPP;
+        }
+        if (refusal) {
+                if (asprintf(&msg, "SECURITY ERASE UNIT: refused: %s", refusal) < 0)
+                        msg = NULL;
+                return error_out(ret, msg, err, err_len);
+        }
+
+        /* User password, master password capability High (word 0 bit 8 clear): the master
+         * password, if the drive has one, can still unlock it. */
+        ret = security_send(fd, FW_ATA_SECURITY_SET_PASSWORD, 0, c->password, ATA_TIMEOUT_MS, &msg, &aborted);
+        if (ret < 0) {
+                /* Aborted: nothing was set. Otherwise whether it was is unknown: look. */
+                if (aborted)
+                        return error_out(ret, msg, err, err_len);
+                return security_undo(fd, c->password, ret, msg, err, err_len);
+        }
+        /* ERASE UNIT must come right after ERASE PREPARE (ACS-3 7.43). */
+        ret = security_send(fd, FW_ATA_SECURITY_ERASE_PREPARE, 0, c->password, ATA_TIMEOUT_MS, &msg, &aborted);
+        if (ret == 0)
+                ret = security_send(fd, FW_ATA_SECURITY_ERASE_UNIT, c->enhanced ? SECURITY_CONTROL_ENHANCED : 0,
+                                    c->password, timeout_ms, &msg, &aborted);
+        if (ret < 0)
+                return security_undo(fd, c->password, ret, msg, err, err_len);
+
+        /* A completed erase leaves SEC1 (ACS-3 7.44.1): check, so that a drive that kept the
+         * password is not left locked at its next power-on. */
+        ret = security_identify(fd, &caps, &msg);
+        if (ret < 0)
+                return error_out(ret, msg, err, err_len);
+        if (caps.security_enabled) {
+                error_add(&msg, strdup("SECURITY ERASE UNIT: completed, but security is still enabled"));
+                return security_undo(fd, c->password, -EIO, msg, err, err_len);
+        }
+        free(msg);
+        return 0;
+}
+
+int fw_ata_security_cleanup(int fd, const char *password, char *err, size_t err_len) {
+        char *msg = NULL;
+        int ret;
+
+        if (!password || password[0] == '\0')
+                return error_out(-EINVAL, strdup("SECURITY DISABLE PASSWORD: no password"), err, err_len);
+        ret = security_remove(fd, password, &msg);
+        if (ret < 0)
+                return error_out(ret, msg, err, err_len);
+        free(msg);
+        return ret;
+}
+
+void fw_ata_cdb_set_max(uint8_t cdb[FW_ATA_CDB_LEN], uint64_t max_lba, bool ext) {
+        struct ata_tf tf = { .count = SET_MAX_NON_VOLATILE, .device = ATA_DEVICE_LBA };
+
+        if (ext) {
+                tf.lba = max_lba & 0xffffffffffffULL;
+                tf.command = FW_ATA_SET_MAX_EXT;
+        } else {
+                /* 28-bit: LBA 27:24 in DEVICE bits 3:0; FEATURE 00h is SET MAX ADDRESS itself. */
+                tf.lba = max_lba & 0xffffff;
+                tf.device |= (uint8_t) ((max_lba >> 24) & 0x0f);
+                tf.command = FW_ATA_SET_MAX;
+        }
+        ata_cdb(cdb, SAT_PROTOCOL_NON_DATA, ext, 0, &tf);
+}
+
+int fw_ata_restore_native_max(int fd, uint64_t native_max, bool ext, char *err, size_t err_len) {
+        const char *read_name = ext ? "READ NATIVE MAX ADDRESS EXT" : "READ NATIVE MAX ADDRESS";
+        const char *set_name = ext ? "SET MAX ADDRESS EXT" : "SET MAX ADDRESS";
+        uint8_t cdb[FW_ATA_CDB_LEN];
+        struct fw_ata_result r;
+        uint64_t got;
+        char *msg = NULL;
+        bool have, same;
+        int ret;
+
+        if (native_max == 0 || native_max > (ext ? 1ULL << 48 : 1ULL << 28))
+                return error_out(-EINVAL, strdup("SET MAX ADDRESS: native max out of range"), err, err_len);
+        /* SET MAX ADDRESS is taken only right after READ NATIVE MAX ADDRESS (ACS-2 7.51.1). */
+        fw_ata_cdb_read_native_max(cdb, ext);
+        ret = ata_command(fd, cdb, NULL, 0, &r, &have, read_name, &msg);
+        if (ret < 0)
+                return error_out(ret, msg, err, err_len);
+        if (!have) {
+                if (asprintf(&msg, "%s: no ATA registers came back in the sense data", read_name) < 0)
+                        msg = NULL;
+                return error_out(-EIO, msg, err, err_len);
+        }
+        got = fw_ata_native_max_sectors(&r, ext);
+        /* Fixed-format sense lost LBA 47:24: compare what came back. */
+        same = r.lba_incomplete ? ((got - 1) & 0xffffff) == ((native_max - 1) & 0xffffff) : got == native_max;
+        if (!same) {
+                if (asprintf(&msg, "%s: the drive's native max is now %llu sectors, not %llu: nothing set", read_name,
+                             (unsigned long long) got, (unsigned long long) native_max) < 0)
+                        msg = NULL;
+                return error_out(-ESTALE, msg, err, err_len);
+        }
+        fw_ata_cdb_set_max(cdb, native_max - 1, ext);
+        ret = ata_command(fd, cdb, NULL, 0, &r, &have, set_name, &msg);
+        if (ret < 0)
+                return error_out(ret, msg, err, err_len);
+        return 0;
 }

@@ -3,7 +3,9 @@
  * (16) CDBs of the commands the probe sends (SAT-4 12.2.2), the sense data they come back with
  * (SAT-4 12.2.2.6 and 12.2.5: descriptor format with the ATA Status Return descriptor, or fixed
  * format with the ATA PASS-THROUGH information), and the IDENTIFY DEVICE (ACS-3 7.12.7) and
- * DEVICE CONFIGURATION IDENTIFY (ACS-3 7.9.4) data. Every command here only reads. */
+ * DEVICE CONFIGURATION IDENTIFY (ACS-3 7.9.4) data; then the commands that erase (SANITIZE
+ * DEVICE, the security feature set) and the one that removes a host protected area (SET MAX
+ * ADDRESS), whose CDBs and data blocks are built here too. */
 #pragma once
 
 #include <stdbool.h>
@@ -23,6 +25,18 @@
 #define FW_ATA_AMAC_GET_NATIVE_MAX 0x0000
 #define FW_ATA_DCO 0xb1                 /* DEVICE CONFIGURATION OVERLAY */
 #define FW_ATA_DCO_IDENTIFY 0xc2
+#define FW_ATA_SET_MAX 0xf9
+#define FW_ATA_SET_MAX_EXT 0x37
+#define FW_ATA_SANITIZE 0xb4            /* SANITIZE DEVICE (7.38), its feature codes: */
+#define FW_ATA_SANITIZE_STATUS 0x0000
+#define FW_ATA_SANITIZE_CRYPTO 0x0011
+#define FW_ATA_SANITIZE_BLOCK 0x0012
+#define FW_ATA_SANITIZE_OVERWRITE 0x0014
+#define FW_ATA_SECURITY_SET_PASSWORD 0xf1
+#define FW_ATA_SECURITY_UNLOCK 0xf2
+#define FW_ATA_SECURITY_ERASE_PREPARE 0xf3
+#define FW_ATA_SECURITY_ERASE_UNIT 0xf4
+#define FW_ATA_SECURITY_DISABLE_PASSWORD 0xf6
 
 /* The Status and Error fields (ACS-3 6.2, 6.3). */
 #define FW_ATA_STATUS_ERR 0x01
@@ -83,3 +97,35 @@ uint64_t fw_ata_dco_max_sectors(const uint8_t dco[FW_ATA_DATA_LEN]);
  * expired, or a password already set. Why a SANITIZE would be, or NULL: not supported, locked. */
 const char *fw_ata_security_erase_refusal(const struct fw_ata_caps *c);
 const char *fw_ata_sanitize_refusal(const struct fw_ata_caps *c);
+
+/* ---- Commands that erase (ACS-3 7.38 SANITIZE DEVICE, 7.41-7.46 security) ---- */
+
+/* SANITIZE DEVICE (48-bit, non-data, CK_COND so that the registers come back) with feature,
+ * count and lba as given. */
+void fw_ata_cdb_sanitize(uint8_t cdb[FW_ATA_CDB_LEN], uint16_t feature, uint16_t count, uint64_t lba);
+/* The SANITIZE DEVICE fields that start c's action (7.38.2-7.38.4): feature, COUNT (FAILURE MODE
+ * bit 4 from c->ause; OVERWRITE: pass count in bits 3:0, 0 for 16) and LBA (the signature, and
+ * OVERWRITE's pattern in LBA 31:0). 0, or -EINVAL when c is not a sanitize or its passes are not
+ * 1..16. */
+int fw_ata_sanitize_fields(const struct fw_command *c, uint16_t *feature, uint16_t *count, uint64_t *lba);
+/* What SANITIZE STATUS EXT (7.38.8) returned, into s: r its registers, aborted whether the drive
+ * aborted it (then LBA 7:0 holds the reason). */
+void fw_ata_sanitize_status_decode(const struct fw_ata_result *r, bool aborted, struct fw_status *s);
+/* The Sanitize Device Error Reason (ACS-3 table 66) in words. */
+const char *fw_ata_sanitize_reason(uint8_t reason);
+
+/* A security command (7.41-7.46, 28-bit): the ones with a password are PIO data-out of one
+ * 512-byte block (T_DIR 0, BYTE_BLOCK, T_LENGTH in COUNT = 1); ERASE PREPARE is non-data. */
+void fw_ata_cdb_security(uint8_t cdb[FW_ATA_CDB_LEN], uint8_t command);
+/* The 512-byte block of SET PASSWORD, UNLOCK, ERASE UNIT and DISABLE PASSWORD: word 0 control
+ * (bit 0 master password, bit 1 enhanced erase, bit 8 master capability Maximum), the password
+ * in bytes 2..33 as its characters in order, NUL-padded (as hdparm sends it), the rest zero. */
+void fw_ata_security_block(uint8_t data[FW_ATA_DATA_LEN], uint16_t control, const char *password);
+
+/* SET MAX ADDRESS EXT (ext) or SET MAX ADDRESS to max_lba (the last LBA to be accessible), COUNT
+ * bit 0 set: the value stays over a power cycle (ACS-2 7.51, 7.53; hdparm -N p). */
+void fw_ata_cdb_set_max(uint8_t cdb[FW_ATA_CDB_LEN], uint64_t max_lba, bool ext);
+/* Remove a host protected area: READ NATIVE MAX ADDRESS (EXT), then at once SET MAX ADDRESS
+ * (EXT) to native_max sectors (fw_ata_caps.native_max, the max address + 1), non-volatile. The
+ * drive must still report native_max (else -ESTALE, nothing set). 0 or -errno (err). */
+int fw_ata_restore_native_max(int fd, uint64_t native_max, bool ext, char *err, size_t err_len);

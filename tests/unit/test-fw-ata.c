@@ -371,8 +371,21 @@ static struct drive {
         bool identify_aborts, identify_short, dco_aborts, native_aborts;
         bool fixed_sense;                       /* fixed-format sense, as Linux >= 6.10 by default */
         uint64_t native_max_lba;
-        uint8_t sent[8];                        /* COMMAND of each CDB */
+        uint8_t sent[16];                       /* COMMAND of each CDB */
         unsigned n_sent;
+        /* The commands that erase: each CDB, its direction, timeout and data-out block. */
+        uint8_t cdb[16][FW_ATA_CDB_LEN], block[16][FW_ATA_DATA_LEN];
+        int dir[16];
+        unsigned timeout_ms[16];
+        bool aborts[256];                       /* these commands abort */
+        uint8_t abort_reason;                   /* SANITIZE: LBA 7:0 of an abort */
+        /* Security as word 128 reports it (sec_model: IDENTIFY's word 128 follows these). */
+        bool sec_model, sec_enabled, sec_locked, sec_frozen;
+        uint8_t password[32];
+        /* SANITIZE STATUS EXT: the registers it returns, and whether it aborts. */
+        uint16_t san_count;
+        uint64_t san_lba;
+        bool san_abort;
 } drive;
 
 /* The sense of a CK_COND command, or of an abort, for registers lba/status/error. */
@@ -417,11 +430,26 @@ int __wrap_fw_sg_io(int fd, const uint8_t *cdb, size_t cdb_len, void *data, size
         assert_int_equal(cdb_len, FW_ATA_CDB_LEN);
         assert_int_equal(cdb[0], 0x85);
         assert_true(sense_len >= 22);
-        if (drive.n_sent < sizeof(drive.sent))
-                drive.sent[drive.n_sent++] = cdb[14];
+        unsigned n = drive.n_sent;
+
+        if (n < sizeof(drive.sent)) {
+                drive.sent[n] = cdb[14];
+                memcpy(drive.cdb[n], cdb, FW_ATA_CDB_LEN);
+                drive.dir[n] = dir;
+                drive.timeout_ms[n] = timeout_ms;
+                if (dir > 0 && len == FW_ATA_DATA_LEN)
+                        memcpy(drive.block[n], data, len);
+                drive.n_sent++;
+        }
         *sense_got = 0;
         *resid = 0;
         *status = 0;
+        if (drive.aborts[cdb[14]]) {
+                *status = 2;
+                *sense_got = drive_sense(sense, ext, drive.abort_reason, 0x51, FW_ATA_ERROR_ABRT);
+                *resid = len;
+                return 0;
+        }
         switch (cdb[14]) {
         case FW_ATA_IDENTIFY:
         case FW_ATA_DCO: {
@@ -434,6 +462,12 @@ int __wrap_fw_sg_io(int fd, const uint8_t *cdb, size_t cdb_len, void *data, size
                         *sense_got = drive_sense(sense, false, 0, 0x51, FW_ATA_ERROR_ABRT);
                         *resid = len;
                         return 0;
+                }
+                if (id && drive.sec_model) {
+                        word_set(drive.identify, 128, (uint16_t) (0x0021 | (drive.sec_enabled ? 0x02 : 0) |
+                                                                  (drive.sec_locked ? 0x04 : 0) |
+                                                                  (drive.sec_frozen ? 0x08 : 0)));
+                        sign(drive.identify);
                 }
                 memcpy(data, id ? drive.identify : drive.dco, len);
                 if (id && drive.identify_short)
@@ -456,6 +490,53 @@ int __wrap_fw_sg_io(int fd, const uint8_t *cdb, size_t cdb_len, void *data, size
                 if (!ext && lba > 0x0fffffff)
                         lba = 0x0fffffff;
                 *sense_got = drive_sense(sense, ext, lba, 0x50, 0);
+                return 0;
+        }
+        case FW_ATA_SET_MAX:
+        case FW_ATA_SET_MAX_EXT:
+                assert_int_equal(dir, 0);
+                return 0;
+        case FW_ATA_SANITIZE:
+                assert_int_equal(dir, 0);
+                assert_true(ext);
+                assert_true(cdb[2] & 0x20);
+                *status = 2;
+                if (cdb[4] != 0) {
+                        *sense_got = drive_sense(sense, true, 0, 0x50, 0);
+                        return 0;
+                }
+                *sense_got = drive_sense(sense, true, drive.san_lba, drive.san_abort ? 0x51 : 0x50,
+                                         drive.san_abort ? FW_ATA_ERROR_ABRT : 0);
+                /* The ATA Status Return descriptor's COUNT (bytes 12, 13 of the sense). */
+                sense[12] = (uint8_t) (drive.san_count >> 8);
+                sense[13] = (uint8_t) drive.san_count;
+                return 0;
+        case FW_ATA_SECURITY_ERASE_PREPARE:
+                assert_int_equal(dir, 0);
+                return 0;
+        case FW_ATA_SECURITY_SET_PASSWORD:
+        case FW_ATA_SECURITY_UNLOCK:
+        case FW_ATA_SECURITY_ERASE_UNIT:
+        case FW_ATA_SECURITY_DISABLE_PASSWORD: {
+                const uint8_t *b = data;
+                bool right = memcmp(b + 2, drive.password, 32) == 0;
+
+                assert_int_equal(dir, 1);
+                assert_int_equal(len, FW_ATA_DATA_LEN);
+                if (cdb[14] == FW_ATA_SECURITY_SET_PASSWORD) {
+                        drive.sec_enabled = true;
+                        memcpy(drive.password, b + 2, 32);
+                        return 0;
+                }
+                if (!right || (drive.sec_locked && cdb[14] != FW_ATA_SECURITY_UNLOCK)) {
+                        *status = 2;
+                        *sense_got = drive_sense(sense, false, 0, 0x51, FW_ATA_ERROR_ABRT);
+                        return 0;
+                }
+                if (cdb[14] == FW_ATA_SECURITY_UNLOCK)
+                        drive.sec_locked = false;
+                else
+                        drive.sec_enabled = false;
                 return 0;
         }
         }
@@ -590,6 +671,379 @@ static void test_probe(void **state) {
         assert_false(c.security_supported);
 }
 
+/* The CDBs of the commands that erase, byte for byte (SAT-4 table 197; ACS-3 7.38, 7.41-7.46;
+ * ACS-2 7.51, 7.53), and the security commands' block. */
+static void test_erase_cdbs(void **state) {
+        struct fw_command c = { .set = FW_SET_ATA, .action = FW_ACTION_SANITIZE_CRYPTO };
+        uint8_t cdb[FW_ATA_CDB_LEN], block[FW_ATA_DATA_LEN];
+        uint16_t feature, count;
+        uint64_t lba;
+
+        (void) state;
+        /* CRYPTO SCRAMBLE EXT: 48-bit non-data (07h), CK_COND (20h), FEATURE 0011h, LBA "Cryp". */
+        assert_int_equal(fw_ata_sanitize_fields(&c, &feature, &count, &lba), 0);
+        fw_ata_cdb_sanitize(cdb, feature, count, lba);
+        cdb_is(cdb, (const uint8_t[]) { 0x85, 0x07, 0x20, 0x00, 0x11, 0, 0x00, 0x43, 0x70, 0, 0x79, 0, 0x72, 0, 0xb4, 0 });
+        /* BLOCK ERASE EXT with FAILURE MODE (COUNT bit 4): LBA "BkEr". */
+        c.action = FW_ACTION_SANITIZE_BLOCK;
+        c.ause = true;
+        assert_int_equal(fw_ata_sanitize_fields(&c, &feature, &count, &lba), 0);
+        fw_ata_cdb_sanitize(cdb, feature, count, lba);
+        cdb_is(cdb, (const uint8_t[]) { 0x85, 0x07, 0x20, 0x00, 0x12, 0, 0x10, 0x42, 0x72, 0, 0x45, 0, 0x6b, 0, 0xb4, 0 });
+        /* OVERWRITE EXT, 3 passes, pattern A5A5_0F0Fh in LBA 31:0, "OW" in LBA 47:32. */
+        c.action = FW_ACTION_SANITIZE_OVERWRITE;
+        c.ause = false;
+        c.overwrite_passes = 3;
+        c.overwrite_pattern = 0xa5a50f0f;
+        assert_int_equal(fw_ata_sanitize_fields(&c, &feature, &count, &lba), 0);
+        assert_true(lba == 0x4f57a5a50f0fULL);
+        fw_ata_cdb_sanitize(cdb, feature, count, lba);
+        cdb_is(cdb, (const uint8_t[]) { 0x85, 0x07, 0x20, 0x00, 0x14, 0, 0x03, 0xa5, 0x0f, 0x57, 0x0f, 0x4f, 0xa5, 0, 0xb4, 0 });
+        /* 16 passes are 0 in the 4-bit field; 0 and 17 are refused. */
+        c.overwrite_passes = 16;
+        c.ause = true;
+        assert_int_equal(fw_ata_sanitize_fields(&c, &feature, &count, &lba), 0);
+        assert_int_equal(count, 0x0010);
+        c.overwrite_passes = 0;
+        assert_int_equal(fw_ata_sanitize_fields(&c, &feature, &count, &lba), -EINVAL);
+        c.overwrite_passes = 17;
+        assert_int_equal(fw_ata_sanitize_fields(&c, &feature, &count, &lba), -EINVAL);
+        c.action = FW_ACTION_NVME_FORMAT;
+        assert_int_equal(fw_ata_sanitize_fields(&c, &feature, &count, &lba), -EINVAL);
+        /* SANITIZE STATUS EXT: FEATURE 0, COUNT 0 (no CLEAR SANITIZE OPERATION FAILED). */
+        fw_ata_cdb_sanitize(cdb, 0, 0, 0);
+        cdb_is(cdb, (const uint8_t[]) { 0x85, 0x07, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xb4, 0 });
+
+        /* Security with a password: PIO data-out (5 << 1 = 0Ah), T_DIR 0, BYTE_BLOCK, T_LENGTH in
+         * COUNT (06h), COUNT 1, no CK_COND. */
+        fw_ata_cdb_security(cdb, 0xf1);
+        cdb_is(cdb, (const uint8_t[]) { 0x85, 0x0a, 0x06, 0, 0, 0, 0x01, 0, 0, 0, 0, 0, 0, 0, 0xf1, 0 });
+        fw_ata_cdb_security(cdb, 0xf2);
+        cdb_is(cdb, (const uint8_t[]) { 0x85, 0x0a, 0x06, 0, 0, 0, 0x01, 0, 0, 0, 0, 0, 0, 0, 0xf2, 0 });
+        fw_ata_cdb_security(cdb, 0xf4);
+        cdb_is(cdb, (const uint8_t[]) { 0x85, 0x0a, 0x06, 0, 0, 0, 0x01, 0, 0, 0, 0, 0, 0, 0, 0xf4, 0 });
+        fw_ata_cdb_security(cdb, 0xf6);
+        cdb_is(cdb, (const uint8_t[]) { 0x85, 0x0a, 0x06, 0, 0, 0, 0x01, 0, 0, 0, 0, 0, 0, 0, 0xf6, 0 });
+        /* ERASE PREPARE: non-data, 28-bit. */
+        fw_ata_cdb_security(cdb, 0xf3);
+        cdb_is(cdb, (const uint8_t[]) { 0x85, 0x06, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xf3, 0 });
+
+        /* The block: word 0 little-endian, then the characters in order (as hdparm copies the
+         * string), NUL-padded to 32 bytes, the rest zero. */
+        memset(block, 0xee, sizeof(block));
+        fw_ata_security_block(block, 0x0102, "Secret-7");
+        assert_int_equal(block[0], 0x02);
+        assert_int_equal(block[1], 0x01);
+        assert_memory_equal(block + 2, "Secret-7", 8);
+        for (int i = 10; i < FW_ATA_DATA_LEN; i++)
+                if (block[i] != 0)
+                        fail_msg("block byte %d: %02x", i, block[i]);
+        /* 32 characters fill the field; a 33rd is never read. */
+        fw_ata_security_block(block, 0, "0123456789abcdef0123456789ABCDEFxyz");
+        assert_memory_equal(block + 2, "0123456789abcdef0123456789ABCDEF", 32);
+        assert_int_equal(block[34], 0);
+
+        /* SET MAX ADDRESS EXT to 1234_5678_9ABCh: non-data 48-bit, COUNT 1 (non-volatile), DEVICE
+         * LBA; SET MAX ADDRESS to 0ABC_DEF0h: LBA 27:24 in DEVICE bits 3:0, FEATURE 0. */
+        fw_ata_cdb_set_max(cdb, 0x123456789abcULL, true);
+        cdb_is(cdb, (const uint8_t[]) { 0x85, 0x07, 0x00, 0, 0, 0, 0x01, 0x56, 0xbc, 0x34, 0x9a, 0x12, 0x78, 0x40, 0x37, 0 });
+        fw_ata_cdb_set_max(cdb, 0x0abcdef0ULL, false);
+        cdb_is(cdb, (const uint8_t[]) { 0x85, 0x06, 0x00, 0, 0, 0, 0x01, 0, 0xf0, 0, 0xde, 0, 0xbc, 0x4a, 0xf9, 0 });
+}
+
+static void drive_security(void) {
+        drive_reset();
+        drive.sec_model = true;
+}
+
+/* SANITIZE DEVICE through the scripted drive: the CDB sent, an abort with its reason. */
+static void test_sanitize_start(void **state) {
+        struct fw_command c = { .set = FW_SET_ATA, .action = FW_ACTION_SANITIZE_OVERWRITE, .overwrite_passes = 2,
+                                .overwrite_pattern = 0x11223344, .ause = true };
+        char err[256] = "";
+
+        (void) state;
+        drive_reset();
+        assert_int_equal(fw_ata_sanitize_start(-1, &c, err, sizeof(err)), 0);
+        sent_is("b4");
+        cdb_is(drive.cdb[0], (const uint8_t[]) { 0x85, 0x07, 0x20, 0x00, 0x14, 0, 0x12, 0x11, 0x44, 0x57, 0x33, 0x4f,
+                                                 0x22, 0, 0xb4, 0 });
+        assert_int_equal(drive.dir[0], 0);
+
+        /* Frozen: ABRT with reason 03h in LBA 7:0. */
+        drive_reset();
+        drive.aborts[0xb4] = true;
+        drive.abort_reason = 0x03;
+        c.action = FW_ACTION_SANITIZE_CRYPTO;
+        assert_int_equal(fw_ata_sanitize_start(-1, &c, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "SANITIZE CRYPTO SCRAMBLE EXT: aborted by the drive (ATA status 51h, error 04h), "
+                                 "reason 03h: the device is in the sanitize frozen state");
+
+        /* Not a sanitize: nothing sent. */
+        drive_reset();
+        c.action = FW_ACTION_ATA_SECURITY_ERASE;
+        assert_int_equal(fw_ata_sanitize_start(-1, &c, err, sizeof(err)), -EINVAL);
+        sent_is("");
+        /* A small buffer takes what fits. */
+        drive.aborts[0xb4] = true;
+        c.action = FW_ACTION_SANITIZE_BLOCK;
+        assert_int_equal(fw_ata_sanitize_start(-1, &c, err, 9), -EIO);
+        assert_string_equal(err, "SANITIZE");
+}
+
+/* SANITIZE STATUS EXT: every answer. */
+static void test_sanitize_status(void **state) {
+        struct fw_status s;
+        char err[256] = "";
+
+        (void) state;
+        /* Completed without error (COUNT bit 15). */
+        drive_reset();
+        drive.san_count = 0x8000;
+        drive.san_lba = 0xffff;
+        assert_int_equal(fw_ata_sanitize_status(-1, &s, err, sizeof(err)), 0);
+        sent_is("b4");
+        cdb_is(drive.cdb[0], (const uint8_t[]) { 0x85, 0x07, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xb4, 0 });
+        assert_int_equal(s.state, FW_RUN_DONE);
+        assert_true(s.fraction == -1);
+        assert_string_equal(s.text, "COUNT 8000h: completed without error");
+
+        /* In progress (bit 14) at 1999h/65536, with bit 15 of an earlier one still set. */
+        drive.san_count = 0xc000;
+        drive.san_lba = 0x1999;
+        assert_int_equal(fw_ata_sanitize_status(-1, &s, err, sizeof(err)), 0);
+        assert_int_equal(s.state, FW_RUN_RUNNING);
+        assert_true(s.fraction == 0x1999 / 65536.0);
+        assert_string_equal(s.text, "COUNT C000h: in progress, LBA 15:0 6553/65536");
+
+        /* Nothing set; frozen and antifreeze said. */
+        drive.san_count = 0x3000;
+        drive.san_lba = 0xffff;
+        assert_int_equal(fw_ata_sanitize_status(-1, &s, err, sizeof(err)), 0);
+        assert_int_equal(s.state, FW_RUN_UNKNOWN);
+        assert_string_equal(s.text, "COUNT 3000h: none in progress, none completed without error, frozen, antifreeze");
+
+        /* Failed: ABRT, the reason in LBA 7:0. */
+        drive.san_count = 0;
+        drive.san_abort = true;
+        for (unsigned reason = 0; reason <= 5; reason++) {
+                static const char *const text[] = {
+                        "ABRT, reason 00h: reason not reported (COUNT 0000h)",
+                        "ABRT, reason 01h: sanitize command unsuccessful (COUNT 0000h)",
+                        NULL,
+                        "ABRT, reason 03h: the device is in the sanitize frozen state (COUNT 0000h)",
+                        "ABRT, reason 04h: SANITIZE FREEZE LOCK EXT failed: sanitize antifreeze lock (COUNT 0000h)",
+                        "ABRT, reason 05h: reserved reason (COUNT 0000h)",
+                };
+
+                drive.san_lba = reason;
+                if (reason == 2) {
+                        /* Invalid or unsupported feature: the drive does not know the command. */
+                        assert_int_equal(fw_ata_sanitize_status(-1, &s, err, sizeof(err)), -EOPNOTSUPP);
+                        assert_string_equal(err, "SANITIZE STATUS EXT: aborted by the drive (ATA status 51h, error 04h)");
+                        continue;
+                }
+                assert_int_equal(fw_ata_sanitize_status(-1, &s, err, sizeof(err)), 0);
+                assert_int_equal(s.state, FW_RUN_FAILED);
+                assert_true(s.fraction == -1);
+                assert_string_equal(s.text, text[reason]);
+        }
+
+        /* The descriptor decoded alone. */
+        fw_ata_sanitize_status_decode(&(struct fw_ata_result) { .count = 0x4000, .lba = 0x8000 }, false, &s);
+        assert_true(s.fraction == 0.5);
+}
+
+static void password_is(unsigned i, uint16_t control, const char *pw) {
+        uint8_t want[FW_ATA_DATA_LEN] = {};
+
+        want[0] = (uint8_t) control;
+        want[1] = (uint8_t) (control >> 8);
+        memcpy(want + 2, pw, strlen(pw));
+        assert_memory_equal(drive.block[i], want, FW_ATA_DATA_LEN);
+        assert_int_equal(drive.dir[i], 1);
+}
+
+/* SECURITY SET PASSWORD, ERASE PREPARE, ERASE UNIT, and the password removed when the erase is
+ * not reached or fails. */
+static void test_security_erase(void **state) {
+        struct fw_command c = { .set = FW_SET_ATA, .action = FW_ACTION_ATA_SECURITY_ERASE, .password = "wiped-1f2e",
+                                .timeout_s = 7200 };
+        char err[512] = "";
+
+        (void) state;
+        /* Normal erase: IDENTIFY, SET PASSWORD (user, High), PREPARE, ERASE UNIT with the
+         * erase's timeout, IDENTIFY to check SEC1. */
+        drive_security();
+        assert_int_equal(fw_ata_security_erase(-1, &c, err, sizeof(err)), 0);
+        sent_is("ec f1 f3 f4 ec");
+        password_is(1, 0x0000, "wiped-1f2e");
+        cdb_is(drive.cdb[1], (const uint8_t[]) { 0x85, 0x0a, 0x06, 0, 0, 0, 0x01, 0, 0, 0, 0, 0, 0, 0, 0xf1, 0 });
+        cdb_is(drive.cdb[2], (const uint8_t[]) { 0x85, 0x06, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xf3, 0 });
+        assert_int_equal(drive.dir[2], 0);
+        password_is(3, 0x0000, "wiped-1f2e");
+        assert_int_equal(drive.timeout_ms[3], 7200 * 1000);
+        assert_false(drive.sec_enabled);
+
+        /* Enhanced: word 0 bit 1. */
+        drive_security();
+        c.enhanced = true;
+        assert_int_equal(fw_ata_security_erase(-1, &c, err, sizeof(err)), 0);
+        password_is(3, 0x0002, "wiped-1f2e");
+        c.enhanced = false;
+
+        /* ERASE UNIT aborts: DISABLE PASSWORD with the same password; both in err. */
+        drive_security();
+        drive.aborts[0xf4] = true;
+        assert_int_equal(fw_ata_security_erase(-1, &c, err, sizeof(err)), -EIO);
+        sent_is("ec f1 f3 f4 ec f6");
+        password_is(5, 0x0000, "wiped-1f2e");
+        assert_false(drive.sec_enabled);
+        assert_string_equal(err, "SECURITY ERASE UNIT: aborted by the drive (ATA status 51h, error 04h); the temporary "
+                                 "user password was removed");
+
+        /* ERASE PREPARE aborts, and so does DISABLE PASSWORD: every failure said. */
+        drive_security();
+        drive.aborts[0xf3] = true;
+        drive.aborts[0xf6] = true;
+        assert_int_equal(fw_ata_security_erase(-1, &c, err, sizeof(err)), -EIO);
+        sent_is("ec f1 f3 ec f6");
+        assert_string_equal(err, "SECURITY ERASE PREPARE: aborted by the drive (ATA status 51h, error 04h); SECURITY "
+                                 "DISABLE PASSWORD: aborted by the drive (ATA status 51h, error 04h); the temporary "
+                                 "user password is still set");
+
+        /* SET PASSWORD aborts: nothing was set, nothing to remove. */
+        drive_security();
+        drive.aborts[0xf1] = true;
+        assert_int_equal(fw_ata_security_erase(-1, &c, err, sizeof(err)), -EIO);
+        sent_is("ec f1");
+
+        /* Frozen, or a password already set: refused before anything is sent. */
+        drive_security();
+        drive.sec_frozen = true;
+        assert_int_equal(fw_ata_security_erase(-1, &c, err, sizeof(err)), -EBUSY);
+        sent_is("ec");
+        assert_non_null(strstr(err, "refused: security frozen"));
+        drive_security();
+        drive.sec_enabled = true;
+        assert_int_equal(fw_ata_security_erase(-1, &c, err, sizeof(err)), -EBUSY);
+        sent_is("ec");
+        assert_string_equal(err, "SECURITY ERASE UNIT: refused: security enabled: the drive has a user password already");
+
+        /* Enhanced without support (word 128 bit 5 clear), no security at all. */
+        drive_reset();
+        word_set(drive.identify, 128, 0x0001);
+        sign(drive.identify);
+        c.enhanced = true;
+        assert_int_equal(fw_ata_security_erase(-1, &c, err, sizeof(err)), -EOPNOTSUPP);
+        c.enhanced = false;
+        drive_reset();
+        word_set(drive.identify, 82, 0x7469);
+        word_set(drive.identify, 128, 0x0000);
+        sign(drive.identify);
+        assert_int_equal(fw_ata_security_erase(-1, &c, err, sizeof(err)), -EOPNOTSUPP);
+        assert_string_equal(err, "SECURITY ERASE UNIT: refused: the security feature set is not supported");
+
+        /* No password or no timeout: nothing sent. */
+        drive_security();
+        c.timeout_s = 0;
+        assert_int_equal(fw_ata_security_erase(-1, &c, err, sizeof(err)), -EINVAL);
+        c.timeout_s = 60;
+        c.password[0] = '\0';
+        assert_int_equal(fw_ata_security_erase(-1, &c, err, sizeof(err)), -EINVAL);
+        sent_is("");
+}
+
+/* After an interruption: the password removed, unlocking first when the drive locked. */
+static void test_security_cleanup(void **state) {
+        char err[512] = "";
+
+        (void) state;
+        /* Security not enabled: nothing to do. */
+        drive_security();
+        assert_int_equal(fw_ata_security_cleanup(-1, "wiped-1f2e", err, sizeof(err)), 0);
+        sent_is("ec");
+
+        /* Enabled with our password: DISABLE PASSWORD. */
+        drive_security();
+        drive.sec_enabled = true;
+        memcpy(drive.password, "wiped-1f2e", 10);
+        assert_int_equal(fw_ata_security_cleanup(-1, "wiped-1f2e", err, sizeof(err)), 1);
+        sent_is("ec f6");
+        password_is(1, 0x0000, "wiped-1f2e");
+        assert_false(drive.sec_enabled);
+
+        /* Locked (a power cycle during the erase): UNLOCK, then DISABLE PASSWORD. */
+        drive_security();
+        drive.sec_enabled = drive.sec_locked = true;
+        memcpy(drive.password, "wiped-1f2e", 10);
+        assert_int_equal(fw_ata_security_cleanup(-1, "wiped-1f2e", err, sizeof(err)), 1);
+        sent_is("ec f2 f6");
+        password_is(1, 0x0000, "wiped-1f2e");
+        password_is(2, 0x0000, "wiped-1f2e");
+        assert_false(drive.sec_enabled || drive.sec_locked);
+
+        /* Someone else's password: UNLOCK aborts, DISABLE is not tried. */
+        drive_security();
+        drive.sec_enabled = drive.sec_locked = true;
+        memcpy(drive.password, "other", 5);
+        assert_int_equal(fw_ata_security_cleanup(-1, "wiped-1f2e", err, sizeof(err)), -EIO);
+        sent_is("ec f2");
+        assert_string_equal(err, "SECURITY UNLOCK: aborted by the drive (ATA status 51h, error 04h)");
+
+        /* Frozen with a password: nothing sent, said why. */
+        drive_security();
+        drive.sec_enabled = drive.sec_frozen = true;
+        assert_int_equal(fw_ata_security_cleanup(-1, "wiped-1f2e", err, sizeof(err)), -EBUSY);
+        sent_is("ec");
+        assert_non_null(strstr(err, "security frozen with a password set"));
+
+        assert_int_equal(fw_ata_security_cleanup(-1, "", err, sizeof(err)), -EINVAL);
+}
+
+/* READ NATIVE MAX ADDRESS (EXT), then at once SET MAX ADDRESS (EXT) to the native max. */
+static void test_restore_native_max(void **state) {
+        char err[256] = "";
+
+        (void) state;
+        drive_reset();
+        assert_int_equal(fw_ata_restore_native_max(-1, 1000215216u + 1000, true, err, sizeof(err)), 0);
+        sent_is("27 37");
+        cdb_is(drive.cdb[1], (const uint8_t[]) { 0x85, 0x07, 0x00, 0, 0, 0, 0x01, 0x3b, 0x97, 0, 0x16, 0, 0x9e, 0x40,
+                                                 0x37, 0 });
+
+        /* 28-bit. */
+        drive_reset();
+        drive.native_max_lba = 0x0abcdef0;
+        assert_int_equal(fw_ata_restore_native_max(-1, 0x0abcdef1, false, err, sizeof(err)), 0);
+        sent_is("f8 f9");
+        cdb_is(drive.cdb[1], (const uint8_t[]) { 0x85, 0x06, 0x00, 0, 0, 0, 0x01, 0, 0xf0, 0, 0xde, 0, 0xbc, 0x4a,
+                                                 0xf9, 0 });
+
+        /* The drive reports another native max: nothing set. */
+        drive_reset();
+        assert_int_equal(fw_ata_restore_native_max(-1, 1000215216u, true, err, sizeof(err)), -ESTALE);
+        sent_is("27");
+        assert_string_equal(err, "READ NATIVE MAX ADDRESS EXT: the drive's native max is now 1000216216 sectors, not "
+                                 "1000215216: nothing set");
+        /* Fixed-format sense lost LBA 47:24: the bits there are compared. */
+        drive_reset();
+        drive.fixed_sense = true;
+        assert_int_equal(fw_ata_restore_native_max(-1, 1000215216u + 1000, true, err, sizeof(err)), 0);
+        sent_is("27 37");
+
+        /* SET MAX aborted; READ NATIVE MAX aborted. */
+        drive_reset();
+        drive.aborts[0x37] = true;
+        assert_int_equal(fw_ata_restore_native_max(-1, 1000215216u + 1000, true, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "SET MAX ADDRESS EXT: aborted by the drive (ATA status 51h, error 04h)");
+        drive_reset();
+        drive.native_aborts = true;
+        assert_int_equal(fw_ata_restore_native_max(-1, 1000215216u + 1000, true, err, sizeof(err)), -EIO);
+        sent_is("27");
+        assert_int_equal(fw_ata_restore_native_max(-1, 0, true, err, sizeof(err)), -EINVAL);
+}
+
 /* A descriptor that takes no SG_IO (a regular file): the probe says IDENTIFY did not reach it,
  * and leaves nothing read. */
 static void test_probe_no_sg_io(void **state) {
@@ -622,6 +1076,12 @@ int main(void) {
                 cmocka_unit_test(test_json),
                 cmocka_unit_test(test_probe),
                 cmocka_unit_test(test_probe_no_sg_io),
+                cmocka_unit_test(test_erase_cdbs),
+                cmocka_unit_test(test_sanitize_start),
+                cmocka_unit_test(test_sanitize_status),
+                cmocka_unit_test(test_security_erase),
+                cmocka_unit_test(test_security_cleanup),
+                cmocka_unit_test(test_restore_native_max),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
