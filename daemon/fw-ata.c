@@ -691,8 +691,9 @@ int fw_ata_sanitize_start(int fd, const struct fw_command *c, char *err, size_t 
                                  err, err_len);
         fw_ata_cdb_sanitize(cdb, feature, count, lba);
         ret = ata_command(fd, cdb, NULL, 0, &r, &have, sanitize_name(feature), &msg);
-        if (ret == -EIO && have && fw_ata_aborted(&r) && msg) {
-                /* An abort says why in LBA 7:0 (ACS-3 7.38.2.4). */
+        /* An abort says why in LBA 7:0, LBA 47:8 reserved (ACS-3 7.38.2.4). A drive that left
+         * the LBA as sent (the signature still there) gave no reason: none is named. */
+        if (ret == -EIO && have && fw_ata_aborted(&r) && msg && (r.lba >> 8) == 0) {
                 if (asprintf(&s, "%s, reason %02Xh: %s", msg, (unsigned) (r.lba & 0xff),
                              fw_ata_sanitize_reason((uint8_t) r.lba)) >= 0) {
                         free(msg);

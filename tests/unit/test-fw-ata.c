@@ -387,6 +387,7 @@ static struct drive {
         uint64_t san_lba;
         bool san_abort;
 } drive;
+static bool drive_lba_echo;                     /* aborts leave the LBA as sent (kept over drive_reset) */
 
 /* The sense of a CK_COND command, or of an abort, for registers lba/status/error. */
 static size_t drive_sense(uint8_t *sense, bool ext, uint64_t lba, uint8_t status, uint8_t error) {
@@ -445,8 +446,14 @@ int __wrap_fw_sg_io(int fd, const uint8_t *cdb, size_t cdb_len, void *data, size
         *resid = 0;
         *status = 0;
         if (drive.aborts[cdb[14]]) {
+                uint64_t lba = drive.abort_reason;
+
+                /* A drive that leaves the LBA it was sent. */
+                if (drive_lba_echo)
+                        lba = (uint64_t) cdb[8] | (uint64_t) cdb[10] << 8 | (uint64_t) cdb[12] << 16 |
+                              (uint64_t) cdb[7] << 24 | (uint64_t) cdb[9] << 32 | (uint64_t) cdb[11] << 40;
                 *status = 2;
-                *sense_got = drive_sense(sense, ext, drive.abort_reason, 0x51, FW_ATA_ERROR_ABRT);
+                *sense_got = drive_sense(sense, ext, lba, 0x51, FW_ATA_ERROR_ABRT);
                 *resid = len;
                 return 0;
         }
@@ -778,6 +785,15 @@ static void test_sanitize_start(void **state) {
         assert_int_equal(fw_ata_sanitize_start(-1, &c, err, sizeof(err)), -EIO);
         assert_string_equal(err, "SANITIZE CRYPTO SCRAMBLE EXT: aborted by the drive (ATA status 51h, error 04h), "
                                  "reason 03h: the device is in the sanitize frozen state");
+
+        /* An abort with the LBA as it was sent (the signature): no reason named. */
+        drive_reset();
+        drive.aborts[0xb4] = true;
+        drive.abort_reason = 0x72;
+        drive_lba_echo = true;
+        assert_int_equal(fw_ata_sanitize_start(-1, &c, err, sizeof(err)), -EIO);
+        assert_string_equal(err, "SANITIZE CRYPTO SCRAMBLE EXT: aborted by the drive (ATA status 51h, error 04h)");
+        drive_lba_echo = false;
 
         /* Not a sanitize: nothing sent. */
         drive_reset();
