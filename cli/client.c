@@ -399,6 +399,8 @@ int client_translate_errno(const struct client *c, int r) {
                 case ENXIO:
                 case ENODEV:
                 case EEXIST:
+                /* A firmware erase the drive does not have, or refuses in its state. */
+                case EOPNOTSUPP:
                 /* verify: the device is no longer the one the job wiped. */
                 case ESTALE:
                         return WIPECTL_EXIT_REFUSED;

@@ -82,6 +82,18 @@ static void cmd_wipe_describe(const struct cmd_wipe_settings *w, const char *def
                                         "afterwards is up to it, and verification expects zeros\n");
                         break;
                 }
+        /* A firmware erase: the drive's own command, for all of it, with no way back. */
+        for (size_t i = 0; i < count; i++)
+                if (pass_op_firmware(passes[i].op)) {
+                        fprintf(stderr, "Erase:   the drive's own firmware erase (%s) affects the WHOLE drive (every NVMe "
+                                        "namespace on its controller) and CANNOT BE STOPPED once started, not even by "
+                                        "cancelling the job or stopping the daemon%s\n", names[i],
+                                passes[i].op == PASS_OP_PURGE ? "; where the drive has none, the daemon's purge "
+                                "fallback is written instead (Clear, not Purge)" : "");
+                        fprintf(stderr, "Proof:   markers written before it must all be gone after it; its result is "
+                                        "checked that way, not against a pattern\n");
+                        break;
+                }
         if (mode == VERIFY_NONE)
                 fprintf(stderr, "Verify:  nothing is read back (--verify none)\n");
         else if (mode == VERIFY_LAST)

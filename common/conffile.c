@@ -58,6 +58,13 @@ static bool method_valid(const char *value) {
         return method_find(value) != NULL;
 }
 
+/* purge's fallback: "refuse", or a pass the daemon writes (not another firmware erase). */
+static bool fallback_valid(const char *value) {
+        struct pass p;
+
+        return strcmp(value, "refuse") == 0 || (pass_parse(value, &p) == 0 && !pass_op_firmware(p.op));
+}
+
 static bool group_valid(const char *value) {
         return !strpbrk(value, " \t:");
 }
@@ -127,6 +134,9 @@ static const struct key_def keys[_CONFFILE_KEY_MAX] = {
         [CONFFILE_WORKER_NICE] = { "worker-nice", KEY_UINT, FIELD(worker_nice, unsigned),
                                    .max = CONFFILE_WORKER_NICE_MAX,
                                    .invalid = "invalid nice value (0.." STR(CONFFILE_WORKER_NICE_MAX) ")" },
+        [CONFFILE_PURGE_FALLBACK] = { "purge-fallback", KEY_STRING, FIELD(purge_fallback, char *), .reloads = true,
+                                      .valid = fallback_valid,
+                                      .invalid = "invalid purge fallback (refuse, or a pass: random, zero, zeroout, ...)" },
         [CONFFILE_ALLOW] = { "allow", KEY_LIST, FIELD(allow, char **), .reloads = true,
                              .count_offset = offsetof(struct conffile, n_allow), .valid = absolute_valid,
                              .invalid = "not an absolute path pattern (like /dev/disk/by-id/usb-*)" },

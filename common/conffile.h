@@ -33,6 +33,7 @@ enum conffile_key {
         CONFFILE_KEYSTREAM_BACKEND,
         CONFFILE_WORKER_POLICY,
         CONFFILE_WORKER_NICE,
+        CONFFILE_PURGE_FALLBACK,
         CONFFILE_ALLOW,                 /* a list: one pattern per line, may be repeated */
         CONFFILE_DENY,                  /* a list */
         _CONFFILE_KEY_MAX,
@@ -76,6 +77,7 @@ struct conffile {
         char *socket, *state_dir;       /* paths (absolute in a file) */
         char *socket_group;             /* a group name or number */
         char *method;                   /* a name method_find() knows */
+        char *purge_fallback;           /* "refuse", or a pass that is not a firmware erase */
         char *verify;                   /* as written: the caller's check decides (none, sample=PCT...) */
         enum keystream_cipher cipher;
         uint64_t chunk_size;            /* bytes per chunk of a new job: 1M..1G, multiple of 1M */

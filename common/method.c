@@ -34,6 +34,32 @@ static const struct method methods[] = {
         { "secure-discard", "secure-discard",
           "Secure discard (BLKSECDISCARD): the drive erases the blocks and every copy of them; "
           "eMMC and a few others offer it. The job fails at once where the device does not.", false },
+        { "sanitize", "sanitize",
+          "The drive's own sanitize (NVMe Sanitize, ATA SANITIZE, SCSI SANITIZE), the strongest it has: "
+          "crypto erase, else block erase, else overwrite. Reaches remapped and spare blocks; NIST SP "
+          "800-88 Purge. Acts on the whole drive (every NVMe namespace) and cannot be stopped once "
+          "started.", false },
+        { "sanitize-crypto", "sanitize-crypto",
+          "Sanitize by cryptographic erase: the drive changes the key its media is encrypted with. "
+          "Seconds on any size; NIST SP 800-88 Purge.", false },
+        { "sanitize-block", "sanitize-block",
+          "Sanitize by block erase: the drive erases every block of its media, spare ones included. "
+          "NIST SP 800-88 Purge.", false },
+        { "sanitize-overwrite", "sanitize-overwrite",
+          "Sanitize by overwrite: the drive writes a pattern over all of its media, spare blocks "
+          "included. NIST SP 800-88 Purge (mainly for disks with heads).", false },
+        { "nvme-format", "nvme-format",
+          "NVMe Format NVM with a secure erase setting: crypto erase where the drive supports it, "
+          "else user data erase (never a format without one, which erases nothing). NIST SP 800-88 "
+          "Purge.", false },
+        { "ata-secure-erase", "ata-secure-erase",
+          "ATA Security Erase Unit (enhanced where supported) with a temporary password that the "
+          "daemon removes again, also after an interruption. NIST SP 800-88 Purge where the drive "
+          "implements it fully.", false },
+        { "purge", "purge",
+          "The strongest firmware erase the drive supports (sanitize, then Format NVM, then ATA "
+          "security erase); where it supports none, the configured fallback (a random pass by "
+          "default), which the report names NIST SP 800-88 Clear, not Purge.", false },
         { "dod-3pass", "zero,one,random",
           "DoD 5220.22-M style: zeros, ones, random. Legacy: adds no security over one pass on "
           "modern drives (NIST SP 800-88).", true },
@@ -74,6 +100,13 @@ static const struct {
         { "zeroout", PASS_OP_ZEROOUT },
         { "discard", PASS_OP_DISCARD },
         { "secure-discard", PASS_OP_SECURE_DISCARD },
+        { "sanitize", PASS_OP_SANITIZE },
+        { "sanitize-crypto", PASS_OP_SANITIZE_CRYPTO },
+        { "sanitize-block", PASS_OP_SANITIZE_BLOCK },
+        { "sanitize-overwrite", PASS_OP_SANITIZE_OVERWRITE },
+        { "nvme-format", PASS_OP_NVME_FORMAT },
+        { "ata-secure-erase", PASS_OP_ATA_SECURE_ERASE },
+        { "purge", PASS_OP_PURGE },
 };
 
 const char *pass_op_command(enum pass_op op) {
@@ -85,6 +118,7 @@ const char *pass_op_command(enum pass_op op) {
         case PASS_OP_SECURE_DISCARD:
                 return "BLKSECDISCARD";
         case PASS_OP_WRITE:
+        default:                        /* a firmware erase: firmware.h names its command */
                 break;
         }
         return NULL;

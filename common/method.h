@@ -28,6 +28,16 @@ enum pass_op {
         PASS_OP_ZEROOUT,                /* BLKZEROOUT */
         PASS_OP_DISCARD,                /* BLKDISCARD */
         PASS_OP_SECURE_DISCARD,         /* BLKSECDISCARD */
+        /* The drive's firmware erases itself: one command for the whole drive (daemon/firmware.h).
+         * "sanitize" and "purge" name a choice that the daemon resolves at submit, from what the
+         * drive can do, into one of the others (purge: or a random pass where it can do none). */
+        PASS_OP_SANITIZE,               /* the strongest sanitize the drive has */
+        PASS_OP_SANITIZE_CRYPTO,
+        PASS_OP_SANITIZE_BLOCK,
+        PASS_OP_SANITIZE_OVERWRITE,
+        PASS_OP_NVME_FORMAT,            /* Format NVM with a secure erase setting */
+        PASS_OP_ATA_SECURE_ERASE,       /* ATA SECURITY ERASE UNIT (enhanced where supported) */
+        PASS_OP_PURGE,                  /* the strongest firmware erase, else the fallback */
 };
 
 struct pass {
@@ -45,12 +55,18 @@ struct method {
 };
 
 /* Parse one pass ("random", "zero", "one", "0x55", "0x924924"; case-insensitive hex; "zeroout",
- * "discard", "secure-discard").
+ * "discard", "secure-discard"; the firmware erases "sanitize", "sanitize-crypto", "sanitize-block",
+ * "sanitize-overwrite", "nvme-format", "ata-secure-erase", "purge").
  * Returns 0 or -EINVAL. */
 int pass_parse(const char *s, struct pass *ret);
 /* Canonical name: "random", "zero", "one", "0x" and lower-case hex, or the erase command's name
  * ("zeroout", "discard", "secure-discard"). Returns buf. */
 char *pass_name(const struct pass *p, char *buf, size_t n);
+/* Whether the pass is a firmware erase (PASS_OP_SANITIZE and after): it writes nothing, reads back
+ * as whatever the drive leaves, and is proven by markers instead of a pattern comparison. */
+static inline bool pass_op_firmware(enum pass_op op) {
+        return op >= PASS_OP_SANITIZE;
+}
 /* The ioctl an erase command's pass is ("BLKZEROOUT", "BLKDISCARD", "BLKSECDISCARD"), or NULL
  * for a pass that is written. */
 const char *pass_op_command(enum pass_op op);

@@ -44,6 +44,8 @@ int config_reload(void);
 const char *config_path(void);
 /* Defaults of a submit that does not say: method name, verification, cipher. */
 const char *config_method(void);
+/* What purge does on a drive without firmware erase: "refuse", or a pass to write instead. */
+const char *config_purge_fallback(void);
 void config_verify(enum verify_mode *mode, double *percent);
 enum keystream_cipher config_cipher(void);
 /* Whether the allow and deny patterns let the device at node (resolved) with the symlinks links

@@ -190,6 +190,28 @@ struct verify_result {
         double started, at;             /* CLOCK_REALTIME when it started and ended */
 };
 
+/* A firmware erase pass (pass_op_firmware): the command, and what became of it (job lock).
+ * Proof: before the command, FW_SAMPLES extents of the device are hashed and FW_MARKERS marker
+ * sectors written (offsets and content from the pass's key); afterwards no marker may be there,
+ * and no sample extent that held data may hold it still. */
+#define FW_MARKERS 16                   /* marker sectors written before a firmware erase */
+#define FW_SAMPLES 32                   /* extents hashed before it and compared after */
+#define FW_SAMPLE_BYTES (64u << 10)     /* bytes of each */
+struct job_fw {
+        struct fw_command cmd;          /* resolved at submit */
+        bool started;                   /* about to be sent: on disk before it is */
+        double started_at, ended_at;    /* CLOCK_REALTIME seconds, 0 when not */
+        struct fw_status status;        /* the drive's last word on it */
+        unsigned n_samples;             /* extents hashed before (0: none yet) */
+        uint64_t before[FW_SAMPLES];    /* their hashes; bit 0 set: the extent was one byte repeated */
+        bool proven;                    /* the checks after it ran */
+        unsigned markers, markers_survived;
+        uint64_t marker_first;          /* offset of the first that survived */
+        unsigned samples_unchanged, samples_blank;  /* held data and still do; were blank before */
+        char returns[64];               /* what the drive returns now: zeros, ones, ... */
+        char note[256];                 /* what a resume found on the drive and did */
+};
+
 struct job_pass {
         struct pass pass;               /* what it writes */
         uint8_t key[KEYSTREAM_KEY_MAX]; /* random passes: own key from getrandom; cleansed on free */
@@ -197,6 +219,7 @@ struct job_pass {
         uint64_t key_serial;            /* names this key for the workers' cipher caches: never reused */
         bool written;                   /* every write completed and flushed */
         struct verify_result verified;  /* latest verification of this pass */
+        struct job_fw fw;               /* a firmware erase pass only */
 };
 
 enum stage_kind {
@@ -281,6 +304,8 @@ struct job {
         struct rate_limit rate;         /* max_rate of the submit (bps 0: none) */
         enum keystream_cipher cipher;   /* of every random pass; resolved, never AUTO */
         char *method;                   /* a method's name, or "custom" */
+        char *purge_fallback;           /* purge on a drive without firmware erase: why (the
+                                         * fallback pass is Clear, not Purge); NULL otherwise */
         struct job_pass *passes;
         unsigned n_passes;
         enum verify_mode verify;        /* asked for at submit */
@@ -355,6 +380,8 @@ struct job {
         bool cancel_pending;            /* cancelled while a pause or stop was settling */
         bool dirty;                     /* the record on disk is older than the job */
         bool ckpt_queued;               /* a checkpoint waits for the flusher */
+        uint64_t persist_started;       /* record writes begun (job_persist) */
+        uint64_t persist_done;          /* the latest of them that reached the disk */
 
         /* The wipe itself, kept when a later verification runs (job lock). */
         double wipe_started, wipe_ended;        /* CLOCK_REALTIME seconds */
@@ -522,9 +549,15 @@ int state_record_bits(struct json_object *rec, uint64_t *bits, uint64_t n);
 struct json_object *state_bad_ranges_json(const struct job *job);
 /* The job's history as JSON (job lock held). NULL on ENOMEM. */
 struct json_object *state_history_json(const struct job *job);
+/* A firmware erase pass's command, drive status and proof (record: with what a resume needs). */
+struct json_object *state_fw_json(const struct job_fw *f, bool record);
 /* The names of the keystream backends in bits (a job's keystream_backends), in enum order. */
 struct json_object *state_backends_json(unsigned bits);
 #define JOB_HISTORY_MAX 1000         /* events kept per job */
+
+/* fw-step.c: run the unit of a firmware erase pass's stage in a thread of its own, which releases
+ * it (job_release_chunk) when the erase is done, failed or stopped. 0 or -errno. */
+int fw_step_spawn(struct job *job, const struct job_unit *u);
 
 /* pool.c: the worker threads and the jobs they serve (worker.c, worker-check.c run the threads) */
 struct pool_config {

@@ -144,6 +144,8 @@ struct fw_command {
                                          * (printable, NUL-padded to 32 bytes on the wire) */
         unsigned timeout_s;             /* a command that blocks (format, security erase): how long the
                                          * kernel waits for it */
+        fw_seconds estimate;            /* how long the drive says it takes; -1: it does not say */
+        bool all_namespaces;            /* NVMe: it acts on every namespace of the controller */
 };
 
 /* Where a drive's firmware erase stands, as the drive tells it. */
@@ -204,6 +206,9 @@ int fw_scsi_sanitize_status(int fd, struct fw_status *s, char *err, size_t err_l
 /* Which command the action with c's capabilities sends: c filled from caps, or -EOPNOTSUPP with
  * why not in err. */
 int fw_resolve(const struct fw_caps *caps, enum fw_action action, struct fw_command *c, char *err, size_t err_len);
+/* The strongest command the drive has: sanitize crypto, block, overwrite; and unless
+ * sanitize_only, then Format NVM, then ATA security erase. 0, or -EOPNOTSUPP with why in err. */
+int fw_resolve_best(const struct fw_caps *caps, bool sanitize_only, struct fw_command *c, char *err, size_t err_len);
 /* Whether the action runs on in the drive after the command returns (sanitize) and is followed
  * with fw_status; the others block in fw_start until they end. */
 bool fw_action_background(enum fw_action a);
@@ -213,5 +218,8 @@ int fw_start(int fd, const struct fw_command *c, char *err, size_t err_len);
 int fw_status(int fd, const struct fw_command *c, struct fw_status *s, char *err, size_t err_len);
 const char *fw_action_name(enum fw_action a);
 enum fw_action fw_action_from_name(const char *name);
-/* The command with its parameters as recorded and reported (no password). */
-struct json_object *fw_command_json(const struct fw_command *c);
+/* The command with its parameters as reported (with_password: as recorded, with the ATA password). */
+struct json_object *fw_command_json(const struct fw_command *c, bool with_password);
+/* Read a recorded command back. 0 or -EINVAL. */
+int fw_command_from_json(struct json_object *o, struct fw_command *c);
+const char *fw_run_state_name(enum fw_run_state s);

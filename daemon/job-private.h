@@ -81,6 +81,10 @@ extern EVP_PKEY *host_key;              /* signs reports */
 int job_event_add(struct job *job, enum job_event_kind kind, const char *reason, uint64_t bytes_done);
 /* Write the job's record if it changed. */
 void job_persist(struct job *job, double now);
+/* Wait until a record of the job as it is now is on disk (any thread but the main one, which
+ * writes it at its next tick): before a firmware command is sent. 0 (also when no state
+ * directory is kept), or -ETIMEDOUT. */
+int job_record_wait(struct job *job, double timeout_s);
 /* Whether the job's signed report is to be written (again). */
 bool job_report_due(struct job *j);
 /* Free the forgotten jobs nothing can look at any more (all: every one of them). */

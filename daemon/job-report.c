@@ -52,18 +52,32 @@ static char *read_small(const char *path) {
         return n > 0 ? strdup(buf) : NULL;
 }
 
+/* NIST SP 800-88's category of what was done: Purge once a firmware erase completed and was
+ * proven, else Clear (overwrites, and purge's fallback). */
+static const char *nist_category(const struct job *job) {
+        for (unsigned i = 0; i < job->n_passes; i++) {
+                if (job->passes[i].written && pass_op_firmware(job->passes[i].pass.op))
+                        return "Purge";
+        }
+        return "Clear";
+}
+
 /* What the report adds to the job's: the host, the standard and its caveat, the history. */
 static void report_add_context(struct job *job, struct json_object *o) {
         _cleanup_free_ char *mid = read_small("/etc/machine-id");
         struct json_object *host = json_object_new_object(), *errors = json_object_new_array();
+        const char *category;
         char hn[256] = "";
 
         (void) gethostname(hn, sizeof(hn) - 1);
         json_add(host, "hostname", json_object_new_string(hn));
         json_add(host, "machine_id", mid ? json_object_new_string(mid) : NULL);
         json_add(o, "host", host);
-        json_add(o, "nist_category", json_object_new_string("Clear"));
-        json_add(o, "caveat", job->info.rotational ? NULL : json_object_new_string(
+        pthread_mutex_lock(&job->lock);
+        category = nist_category(job);
+        pthread_mutex_unlock(&job->lock);
+        json_add(o, "nist_category", json_object_new_string(category));
+        json_add(o, "caveat", job->info.rotational || strcmp(category, "Purge") == 0 ? NULL : json_object_new_string(
                  "This is a solid-state or virtual device: its over-provisioned and remapped areas are not "
                  "addressable by writes and were not wiped. NIST SP 800-88 Purge needs the device's own "
                  "sanitize or secure erase command."));
@@ -303,7 +317,19 @@ struct json_object *job_to_json(struct job *job) {
         json_add(o, "pass", json_object_new_int((int) st->pass + 1));
         json_add(o, "passes", json_object_new_int((int) job->n_passes));
         json_add(o, "phase", job_state_is_final(s) ? NULL :
-                 json_object_new_string(s == JOB_FLUSHING ? "flush" : st->kind == STAGE_WRITE ? "write" : "verify"));
+                 json_object_new_string(s == JOB_FLUSHING ? "flush" : st->kind == STAGE_VERIFY ? "verify" :
+                                        pass_op_firmware(job->passes[st->pass].pass.op) ? "firmware" : "write"));
+        if (pass_op_firmware(job->passes[st->pass].pass.op)) {
+                const struct job_fw *f = &job->passes[st->pass].fw;
+                struct json_object *fw = json_object_new_object();
+
+                json_add(fw, "action", json_object_new_string(fw_action_name(f->cmd.action)));
+                json_add(fw, "started", json_object_new_boolean(f->started));
+                json_add(fw, "drive_status", json_object_new_string(fw_run_state_name(f->status.state)));
+                json_add(fw, "drive_status_text", f->status.text[0] ? json_object_new_string(f->status.text) : NULL);
+                json_add(o, "firmware", fw);
+        }
+        json_add(o, "nist_category", json_object_new_string(nist_category(job)));
         json_add(o, "size", json_object_new_uint64(job->info.size));
         json_add(o, "bytes_done", json_object_new_uint64(done));
         json_add(o, "bytes_total", json_object_new_uint64(total));
@@ -408,7 +434,10 @@ static struct json_object *passes_json(struct job *job, bool with_keys) {
 
                 json_add(p, "pass", json_object_new_int((int) i + 1));
                 json_add(p, "pattern", json_object_new_string(pass_name(&jp->pass, name, sizeof(name))));
-                if (jp->pass.op != PASS_OP_WRITE)
+                if (pass_op_firmware(jp->pass.op))
+                        /* The drive's own erase: its command, status and proof. */
+                        json_add(p, "firmware", state_fw_json(&jp->fw, false));
+                else if (jp->pass.op != PASS_OP_WRITE)
                         /* Checked as zeros: what the report's check command compares with. */
                         json_add(p, "command", json_object_new_string(pass_op_command(jp->pass.op)));
                 if (jp->pass.kind == PASS_RANDOM) {
@@ -509,6 +538,7 @@ struct json_object *job_report_json(struct job *job, bool with_keys) {
         json_add(o, "avg_rate_bps", json_fixed(duration > 0 ? (double) work / duration : 0.0, 0));
         pthread_mutex_lock(&job->lock);
         json_add(o, "passes", passes_json(job, with_keys));
+        json_add(o, "purge_fallback", job->purge_fallback ? json_object_new_string(job->purge_fallback) : NULL);
         json_add(o, "verification", verification_json(job));
         json_add(o, "signatures_after", job->sigs_checked ? device_signatures_json(job->sigs_after, job->n_sigs_after) : NULL);
         pthread_mutex_unlock(&job->lock);

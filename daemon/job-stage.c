@@ -121,7 +121,8 @@ int job_plan_sample(struct job *job, double percent, bool have_seed, uint64_t se
 }
 
 /* The steps of a wipe: write every pass; read back every pass (all), the last pass (last), or a
- * sample of the last pass (sample). Sets stages and work_total. 0 or -ENOMEM. */
+ * sample of the last pass (sample); a firmware erase pass is never read back this way (it has
+ * its own proof). Sets stages and work_total. 0 or -ENOMEM. */
 int job_plan_stages(struct job *job) {
         unsigned n = 0;
 
@@ -131,6 +132,9 @@ int job_plan_stages(struct job *job) {
                 return -ENOMEM;
         for (unsigned p = 0; p < job->n_passes; p++) {
                 job->stages[n++] = (struct stage) { .kind = STAGE_WRITE, .pass = p };
+                /* What a firmware erase leaves is the drive's: its proof is its own (fw-step.c). */
+                if (pass_op_firmware(job->passes[p].pass.op))
+                        continue;
                 if (job->verify == VERIFY_ALL ||
                     (p + 1 == job->n_passes && (job->verify == VERIFY_LAST || job->verify == VERIFY_SAMPLE)))
                         job->stages[n++] = (struct stage) { .kind = STAGE_VERIFY, .pass = p,
@@ -145,6 +149,9 @@ int job_plan_stages(struct job *job) {
 
 /* Units of a stage. */
 uint64_t stage_units(const struct job *job, const struct stage *st) {
+        /* A firmware erase is one command for the whole device: one unit (fw-step.c). */
+        if (st->kind == STAGE_WRITE && pass_op_firmware(job->passes[st->pass].pass.op))
+                return 1;
         return st->kind == STAGE_VERIFY && st->sampled ?
                (job->sample.n_extents + SAMPLE_EXTENTS_PER_UNIT - 1) / SAMPLE_EXTENTS_PER_UNIT : job->plan.n_chunks;
 }
@@ -159,6 +166,8 @@ static uint64_t unit_bytes(const struct job *job, const struct stage *st, uint64
                         len += job->sample.extents[e].length;
                 return len;
         }
+        if (st->kind == STAGE_WRITE && pass_op_firmware(job->passes[st->pass].pass.op))
+                return job->info.size;
         chunk_range(&job->plan, u, &off, &len);
         return len;
 }
@@ -488,6 +497,14 @@ static void job_stage_end(struct job *job) {
                 p->written = true;
                 job->state = JOB_RUNNING;
                 pthread_mutex_unlock(&job->lock);
+                if (pass_op_firmware(p->pass.op)) {
+                        log_job_event(LOG_INFO, LOG_EVENT_PASS_DONE, job,
+                                      "job %" PRIu64 ": %s: pass %u of %u (%s) done by the drive: none of %u markers "
+                                      "left, %u sampled extents changed, it returns %s", job->id, job->info.node,
+                                      st->pass + 1, job->n_passes, pass_name(&p->pass, name, sizeof(name)),
+                                      p->fw.markers, p->fw.n_samples - p->fw.samples_blank, p->fw.returns);
+                        return;
+                }
                 log_job_event(LOG_INFO, LOG_EVENT_PASS_DONE, job,
                               "job %" PRIu64 ": %s: pass %u of %u (%s) written and flushed", job->id, job->info.node,
                          st->pass + 1, job->n_passes, pass_name(&p->pass, name, sizeof(name)));

@@ -117,6 +117,7 @@ void job_persist(struct job *job, double now) {
         _cleanup_json_ struct json_object *rec = NULL;
         _cleanup_free_ char *text = NULL;
         char name[32];
+        uint64_t gen;
         size_t len;
         int r;
 
@@ -128,6 +129,7 @@ void job_persist(struct job *job, double now) {
                 return;
         }
         job->dirty = false;
+        gen = ++job->persist_started;
         pthread_mutex_unlock(&job->lock);
         rec = state_record_json(job);
         text = rec ? state_record_text(rec, &len) : NULL;
@@ -139,6 +141,10 @@ void job_persist(struct job *job, double now) {
         } else
                 r = -ENOMEM;
         if (r == 0) {
+                pthread_mutex_lock(&job->lock);
+                if (gen > job->persist_done)
+                        job->persist_done = gen;
+                pthread_mutex_unlock(&job->lock);
                 if (job->persist_retry > 0)
                         log_info("job %" PRIu64 ": %s/%s: saved again", job->id, jobs_dir, name);
                 job->persist_retry = 0;
@@ -152,6 +158,32 @@ void job_persist(struct job *job, double now) {
         pthread_mutex_lock(&job->lock);
         job->dirty = true;
         pthread_mutex_unlock(&job->lock);
+}
+
+int job_record_wait(struct job *job, double timeout_s) {
+        double until = mono_s() + timeout_s;
+        uint64_t target;
+
+        /* jobs_dir is set once at start-up, before any job runs. */
+        if (!jobs_dir)
+                return 0;
+        pthread_mutex_lock(&job->lock);
+        job->dirty = true;
+        /* A write that starts from now on takes the state as it is now. */
+        target = job->persist_started + 1;
+        pthread_mutex_unlock(&job->lock);
+        for (;;) {
+                bool done;
+
+                pthread_mutex_lock(&job->lock);
+                done = job->persist_done >= target;
+                pthread_mutex_unlock(&job->lock);
+                if (done)
+                        return 0;
+                if (mono_s() > until)
+                        return -ETIMEDOUT;
+                usleep(20000);
+        }
 }
 
 /* Whether the job's signed report is to be written (again): it ended, and its report is older

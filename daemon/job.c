@@ -82,6 +82,7 @@ void job_free(struct job *job) {
         free(job->bad);
         free(job->runs);
         free(job->method);
+        free(job->purge_fallback);
         sample_plan_done(&job->sample);
         device_identity_done(&job->info);
         device_signatures_free(job->sigs_before, job->n_sigs_before);
@@ -105,10 +106,141 @@ void job_free_all(void) {
         job_set_state_dir(NULL);
 }
 
+/* The firmware action of a pass that names one. */
+static enum fw_action pass_fw_action(enum pass_op op) {
+        switch (op) {
+        case PASS_OP_SANITIZE_CRYPTO:
+                return FW_ACTION_SANITIZE_CRYPTO;
+        case PASS_OP_SANITIZE_BLOCK:
+                return FW_ACTION_SANITIZE_BLOCK;
+        case PASS_OP_SANITIZE_OVERWRITE:
+                return FW_ACTION_SANITIZE_OVERWRITE;
+        case PASS_OP_NVME_FORMAT:
+                return FW_ACTION_NVME_FORMAT;
+        case PASS_OP_ATA_SECURE_ERASE:
+                return FW_ACTION_ATA_SECURITY_ERASE;
+        default:
+                return FW_ACTION_NONE;
+        }
+}
+
+static enum pass_op fw_action_pass_op(enum fw_action a) {
+        switch (a) {
+        case FW_ACTION_SANITIZE_CRYPTO:
+                return PASS_OP_SANITIZE_CRYPTO;
+        case FW_ACTION_SANITIZE_BLOCK:
+                return PASS_OP_SANITIZE_BLOCK;
+        case FW_ACTION_SANITIZE_OVERWRITE:
+                return PASS_OP_SANITIZE_OVERWRITE;
+        case FW_ACTION_NVME_FORMAT:
+                return PASS_OP_NVME_FORMAT;
+        case FW_ACTION_ATA_SECURITY_ERASE:
+                return PASS_OP_ATA_SECURE_ERASE;
+        case FW_ACTION_NONE:
+                break;
+        }
+        return PASS_OP_WRITE;
+}
+
+/* A command that acts on every namespace of an NVMe controller: every other namespace must pass
+ * the refusals a wipe of it would meet. 0, or -EBUSY with the ones that do not in err. */
+static int job_check_namespaces(const char *node, const struct device_probe *probe, const struct fw_command *c, char *err,
+                                size_t err_len) {
+        char **ns = probe->firmware.nvme.namespaces;
+        size_t used = 0;
+        int r = 0;
+
+        if (!c->all_namespaces || !ns)
+                return 0;
+        for (size_t i = 0; ns[i]; i++) {
+                struct device_probe other;
+
+                if (strcmp(ns[i], node) == 0)
+                        continue;
+                if (device_probe(ns[i], job_wiping, &other) < 0) {
+                        device_probe_done(&other);
+                        return -ENOMEM;
+                }
+                if (other.refusal) {
+                        if (r == 0)
+                                used = (size_t) snprintf(err, err_len, "%s: refusing %s: it acts on every namespace of the "
+                                                         "controller, and not all of them may be wiped:",
+                                                         node, fw_action_name(c->action));
+                        if (used < err_len)
+                                used += (size_t) snprintf(err + used, err_len - used, " %s",
+                                                          other.refusal_msg ? other.refusal_msg : ns[i]);
+                        r = -EBUSY;
+                }
+                device_probe_done(&other);
+        }
+        return r;
+}
+
+/* Resolve the firmware erase passes for this drive: sanitize and purge into the strongest command
+ * it has (purge: or its fallback pass), every other into its command, each checked against what
+ * the probe found. 0, or -errno with why in err (nothing was sent to the drive). */
+static int job_resolve_firmware(struct job *job, const struct device_probe *probe, char *err, size_t err_len) {
+        for (unsigned i = 0; i < job->n_passes; i++) {
+                struct job_pass *p = &job->passes[i];
+                enum pass_op op = p->pass.op;
+                struct fw_command c;
+                char why[768];
+                int r;
+
+                if (!pass_op_firmware(op))
+                        continue;
+                if (op == PASS_OP_SANITIZE || op == PASS_OP_PURGE)
+                        r = fw_resolve_best(&probe->firmware, op == PASS_OP_SANITIZE, &c, why, sizeof(why));
+                else
+                        r = fw_resolve(&probe->firmware, pass_fw_action(op), &c, why, sizeof(why));
+                if (r < 0 && op == PASS_OP_PURGE) {
+                        const char *fb = config_purge_fallback();
+
+                        if (strcmp(fb, "refuse") == 0) {
+                                snprintf(err, err_len, "%s: refusing purge: %s (and purge-fallback is refuse)",
+                                         job->info.node, why);
+                                return r;
+                        }
+                        /* The fallback writes: Clear, not Purge, and the report says so. */
+                        if (pass_parse(fb, &p->pass) < 0 || pass_op_firmware(p->pass.op)) {
+                                snprintf(err, err_len, "%s: refusing purge: the fallback \"%s\" is not a pass", job->info.node, fb);
+                                return -EINVAL;
+                        }
+                        free(job->purge_fallback);
+                        if (asprintf(&job->purge_fallback, "%s; pass %u is the fallback %s (NIST SP 800-88 Clear)", why,
+                                     i + 1, fb) < 0) {
+                                job->purge_fallback = NULL;
+                                return -ENOMEM;
+                        }
+                        continue;
+                }
+                if (r < 0) {
+                        snprintf(err, err_len, "%s: refusing %s: %s", job->info.node,
+                                 op == PASS_OP_SANITIZE ? "sanitize" : fw_action_name(pass_fw_action(op)), why);
+                        return r;
+                }
+                r = job_check_namespaces(job->info.node, probe, &c, err, err_len);
+                if (r < 0)
+                        return r;
+                if (c.action == FW_ACTION_ATA_SECURITY_ERASE) {
+                        uint8_t b[8];
+
+                        /* A temporary user password of its own, recorded before it is set. */
+                        if (getrandom(b, sizeof(b), 0) != sizeof(b))
+                                return errno ? -errno : -EIO;
+                        snprintf(c.password, sizeof(c.password), "wiped-%02x%02x%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                                 b[2], b[3], b[4], b[5], b[6], b[7]);
+                }
+                p->pass.op = fw_action_pass_op(c.action);
+                p->fw.cmd = c;
+        }
+        return 0;
+}
+
 /* Create a job for a probed device (takes the identity and signatures of the probe). Returns
- * NULL with *r on ENOMEM or when keys or plans cannot be had. */
+ * NULL with *r on ENOMEM or when keys or plans cannot be had, or a firmware erase refused (err). */
 static struct job *job_new(const char *device, struct device_probe *probe, const struct job_request *rq,
-                           uint32_t io_size, struct pool *pool, int *r) {
+                           uint32_t io_size, struct pool *pool, int *r, char *err, size_t err_len) {
         struct job *job = calloc(1, sizeof(*job));
         uint32_t unit;
 
@@ -136,10 +268,26 @@ static struct job *job_new(const char *device, struct device_probe *probe, const
                 job_free(job);
                 return NULL;
         }
+        for (unsigned i = 0; i < job->n_passes; i++)
+                job->passes[i].pass = rq->passes[i];
+        *r = job_resolve_firmware(job, probe, err, err_len);
+        if (*r < 0) {
+                job_free(job);
+                return NULL;
+        }
         for (unsigned i = 0; i < job->n_passes; i++) {
                 struct job_pass *p = &job->passes[i];
 
-                p->pass = rq->passes[i];
+                if (pass_op_firmware(p->pass.op)) {
+                        /* Places and makes the markers of its proof (fw-step.c). */
+                        p->key_len = KEYSTREAM_KEY_MAX;
+                        if (getrandom(p->key, p->key_len, 0) != (ssize_t) p->key_len) {
+                                *r = errno ? -errno : -EIO;
+                                job_free(job);
+                                return NULL;
+                        }
+                        continue;
+                }
                 if (p->pass.kind != PASS_RANDOM)
                         continue;
                 /* Every random pass has its own key. */
@@ -235,10 +383,12 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
                                 break;
                         }
                 }
-                made[i] = job_new(devices[i], &probe, rq, pool_io_size(pool), pool, &r);
+                err[0] = '\0';
+                made[i] = job_new(devices[i], &probe, rq, pool_io_size(pool), pool, &r, err, err_len);
                 device_probe_done(&probe);
                 if (!made[i]) {
-                        snprintf(err, err_len, "%s: cannot create job: %s", devices[i], strerror(-r));
+                        if (!err[0])
+                                snprintf(err, err_len, "%s: cannot create job: %s", devices[i], strerror(-r));
                         close(fd);
                         break;
                 }

@@ -107,6 +107,41 @@ struct json_object *state_bad_ranges_json(const struct job *job) {
         return a;
 }
 
+/* A firmware erase pass: its command (with the ATA password in the record: a resume removes it),
+ * whether it started, what the drive said and the proof. */
+struct json_object *state_fw_json(const struct job_fw *f, bool record) {
+        struct json_object *o = json_object_new_object(), *h;
+        char hex[20];
+
+        if (!o)
+                return NULL;
+        add(o, "command", fw_command_json(&f->cmd, record));
+        add(o, "started", json_object_new_boolean(f->started));
+        add(o, "started_at", f->started_at > 0 ? json_object_new_double(f->started_at) : NULL);
+        add(o, "ended_at", f->ended_at > 0 ? json_object_new_double(f->ended_at) : NULL);
+        add(o, "drive_status", json_object_new_string(fw_run_state_name(f->status.state)));
+        add(o, "drive_status_text", f->status.text[0] ? json_object_new_string(f->status.text) : NULL);
+        add(o, "resume_note", f->note[0] ? json_object_new_string(f->note) : NULL);
+        if (record) {
+                h = json_object_new_array();
+                for (unsigned i = 0; h && i < f->n_samples; i++) {
+                        snprintf(hex, sizeof(hex), "%016" PRIx64, f->before[i]);
+                        json_object_array_add(h, json_object_new_string(hex));
+                }
+                add(o, "sample_hashes", h);
+        }
+        add(o, "markers", json_object_new_int((int) f->markers));
+        add(o, "proven", json_object_new_boolean(f->proven));
+        if (f->proven) {
+                add(o, "markers_survived", json_object_new_int((int) f->markers_survived));
+                add(o, "samples", json_object_new_int((int) f->n_samples));
+                add(o, "samples_blank_before", json_object_new_int((int) f->samples_blank));
+                add(o, "samples_unchanged", json_object_new_int((int) f->samples_unchanged));
+                add(o, "returns", json_object_new_string(f->returns));
+        }
+        return o;
+}
+
 struct json_object *state_history_json(const struct job *job) {
         struct json_object *a = json_object_new_array();
 
@@ -202,9 +237,13 @@ struct json_object *state_record_json(struct job *job) {
                 OPENSSL_cleanse(keyhex, sizeof(keyhex));
                 add(p, "written", json_object_new_boolean(jp->written));
                 add(p, "verified", jp->verified.ran ? verify_json(&jp->verified) : NULL);
+                if (pass_op_firmware(jp->pass.op))
+                        add(p, "firmware", state_fw_json(&jp->fw, true));
                 json_object_array_add(passes, p);
         }
         add(o, "passes", passes);
+        if (job->purge_fallback)
+                add(o, "purge_fallback", json_object_new_string(job->purge_fallback));
         runs = json_object_new_array();
         for (size_t i = 0; runs && i < job->n_runs; i++)
                 json_object_array_add(runs, verify_json(&job->runs[i]));
@@ -444,6 +483,61 @@ static char *get_str(struct parser *p, struct json_object *o, const char *key, b
         if (!s && !p->bad)
                 p->bad = "(out of memory)";
         return s;
+}
+
+/* A firmware pass's record (state_fw_json). */
+static void parse_fw(struct parser *p, struct json_object *o, struct job_fw *f) {
+        struct json_object *v;
+        char *t;
+
+        if (!o)
+                return;
+        if (fw_command_from_json(field(p, o, "command", json_type_object, false), &f->cmd) < 0 && !p->bad)
+                p->bad = "command";
+        f->started = get_bool(p, o, "started");
+        v = field(p, o, "started_at", json_type_double, true);
+        f->started_at = v ? json_object_get_double(v) : 0;
+        v = field(p, o, "ended_at", json_type_double, true);
+        f->ended_at = v ? json_object_get_double(v) : 0;
+        v = field(p, o, "sample_hashes", json_type_array, false);
+        for (size_t i = 0; v && i < json_object_array_length(v) && i < FW_SAMPLES; i++) {
+                struct json_object *h = json_object_array_get_idx(v, i);
+
+                if (!json_object_is_type(h, json_type_string)) {
+                        if (!p->bad)
+                                p->bad = "sample_hashes";
+                        break;
+                }
+                f->before[i] = strtoull(json_object_get_string(h), NULL, 16);
+                f->n_samples = (unsigned) i + 1;
+        }
+        f->markers = (unsigned) get_u64(p, o, "markers", FW_MARKERS);
+        f->proven = get_bool(p, o, "proven");
+        if (f->proven) {
+                f->markers_survived = (unsigned) get_u64(p, o, "markers_survived", FW_MARKERS);
+                f->samples_blank = (unsigned) get_u64(p, o, "samples_blank_before", FW_SAMPLES);
+                f->samples_unchanged = (unsigned) get_u64(p, o, "samples_unchanged", FW_SAMPLES);
+                t = get_str(p, o, "returns", false);
+                if (t)
+                        snprintf(f->returns, sizeof(f->returns), "%s", t);
+                free(t);
+        }
+        t = get_str(p, o, "drive_status_text", true);
+        if (t)
+                snprintf(f->status.text, sizeof(f->status.text), "%s", t);
+        free(t);
+        t = get_str(p, o, "resume_note", true);
+        if (t)
+                snprintf(f->note, sizeof(f->note), "%s", t);
+        free(t);
+        v = field(p, o, "drive_status", json_type_string, false);
+        if (v) {
+                const char *st = json_object_get_string(v);
+
+                f->status.state = strcmp(st, "running") == 0 ? FW_RUN_RUNNING : strcmp(st, "done") == 0 ? FW_RUN_DONE :
+                                  strcmp(st, "failed") == 0 ? FW_RUN_FAILED : FW_RUN_UNKNOWN;
+        }
+        f->status.fraction = -1;
 }
 
 static void parse_verify(struct parser *p, struct json_object *o, struct verify_result *v) {
@@ -775,8 +869,17 @@ int state_record_parse(struct json_object *rec, struct job *job, char *err, size
                                 p.bad = "key";
                         jp->written = get_bool(&p, o, "written");
                         parse_verify(&p, field(&p, o, "verified", json_type_object, true), &jp->verified);
+                        if (pass_op_firmware(jp->pass.op)) {
+                                if ((!k || hex_decode(json_object_get_string(k), jp->key, sizeof(jp->key), &jp->key_len) < 0 ||
+                                     jp->key_len != KEYSTREAM_KEY_MAX) && !p.bad)
+                                        p.bad = "key";
+                                parse_fw(&p, field(&p, o, "firmware", json_type_object, false), &jp->fw);
+                        }
                 }
         }
+        if (json_object_object_get_ex(rec, "purge_fallback", &v) && json_object_is_type(v, json_type_string) &&
+            !(job->purge_fallback = strdup(json_object_get_string(v))))
+                return -ENOMEM;
         runs = field(&p, rec, "runs", json_type_array, false);
         if (runs && json_object_array_length(runs) > 0) {
                 size_t n = json_object_array_length(runs);

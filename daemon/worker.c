@@ -118,6 +118,21 @@ static void worker_claim(struct worker *w) {
                                 i = 0;
                         continue;
                 }
+                if (u.kind == STAGE_WRITE && pass_op_firmware(u.pass->pass.op)) {
+                        /* A firmware erase: its own thread holds the unit (fw-step.c). */
+                        int r = fw_step_spawn(job, &u);
+
+                        if (r < 0) {
+                                pthread_mutex_unlock(&pool->lock);
+                                job_fail(job, r, "%s: cannot start the firmware erase's thread: %s", job->info.node,
+                                         strerror(-r));
+                                job_release_chunk(job, NULL, u.run);
+                                return;
+                        }
+                        scanned++;
+                        i = (i + 1) % pool->n_active;
+                        continue;
+                }
                 cw = malloc(sizeof(*cw));
                 if (!cw) {
                         pthread_mutex_unlock(&pool->lock);
