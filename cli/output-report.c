@@ -154,6 +154,66 @@ static void output_report_backends(struct json_object *rep) {
         printf(" (the same bytes either way: see wiped(8) KEYSTREAM)\n");
 }
 
+static bool report_bool(struct json_object *o, const char *key, bool def) {
+        struct json_object *v = NULL;
+
+        if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_boolean))
+                return def;
+        return json_object_get_boolean(v);
+}
+
+/* A firmware erase pass: the command as sent, what the drive said, and the proof. */
+static void output_report_firmware(struct json_object *p, int64_t pass) {
+        struct json_object *fw = NULL, *cmd = NULL;
+        char a[OUTPUT_CELL], b[OUTPUT_CELL], t1[64], t2[64];
+        const char *params[] = { "sanact", "feature", "service_action", "ses_name", "overwrite_pattern" };
+
+        if (!json_object_object_get_ex(p, "firmware", &fw) || !json_object_is_type(fw, json_type_object))
+                return;
+        json_object_object_get_ex(fw, "command", &cmd);
+        output_escape(output_get_string(cmd, "action", "?"), false, a, sizeof(a));
+        output_escape(output_get_string(cmd, "command", "?"), false, b, sizeof(b));
+        printf("  Firmware erase (pass %" PRId64 "): %s: %s\n", pass, a, b);
+        printf("    Parameters:  ");
+        for (size_t i = 0, k = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+                const char *v = output_get_string(cmd, params[i], NULL);
+
+                if (v) {
+                        output_escape(v, false, a, sizeof(a));
+                        printf("%s%s %s", k++ ? ", " : "", params[i], a);
+                }
+        }
+        if (json_object_object_get_ex(cmd, "enhanced", NULL))
+                printf("enhanced %s, temporary user password removed after", report_bool(cmd, "enhanced", false) ? "yes" : "no");
+        if (json_object_object_get_ex(cmd, "ause", NULL) || json_object_object_get_ex(cmd, "failure_mode", NULL))
+                printf(", %s %s", json_object_object_get_ex(cmd, "ause", NULL) ? "AUSE" : "failure mode",
+                       report_bool(cmd, "ause", false) || report_bool(cmd, "failure_mode", false) ? "yes" : "no");
+        if (report_bool(cmd, "all_namespaces", false))
+                printf(", every namespace of the controller");
+        putchar('\n');
+        output_escape(output_get_string(fw, "drive_status_text", "-"), false, a, sizeof(a));
+        printf("    Drive:       %s: %s\n", output_get_string(fw, "drive_status", "?"), a);
+        output_time(fw, "started_at", t1, sizeof(t1));
+        output_time(fw, "ended_at", t2, sizeof(t2));
+        printf("    Sent:        %s, ended %s\n", t1, t2);
+        if (report_bool(fw, "proven", false)) {
+                output_escape(output_get_string(fw, "returns", "?"), false, a, sizeof(a));
+                printf("    Proof:       %" PRId64 " of %" PRId64 " markers gone; %" PRId64 " of %" PRId64 " sampled extents "
+                       "changed (%" PRId64 " were blank before); it returns %s\n",
+                       output_get_int(fw, "markers", 0) - output_get_int(fw, "markers_survived", 0),
+                       output_get_int(fw, "markers", 0),
+                       output_get_int(fw, "samples", 0) - output_get_int(fw, "samples_blank_before", 0) -
+                       output_get_int(fw, "samples_unchanged", 0),
+                       output_get_int(fw, "samples", 0) - output_get_int(fw, "samples_blank_before", 0),
+                       output_get_int(fw, "samples_blank_before", 0), a);
+        } else
+                printf("    Proof:       not checked (the erase did not complete)\n");
+        if (output_get_string(fw, "resume_note", NULL)) {
+                output_escape(output_get_string(fw, "resume_note", ""), false, a, sizeof(a));
+                printf("    Resume:      %s\n", a);
+        }
+}
+
 /* The passes as a table (pattern, cipher, key fingerprint, verification), then the keys (with
  * --keys), the command that checks the last pass, and the mismatches of a failed pass. */
 static void output_report_passes(struct json_object *rep, struct json_object *passes, int64_t size,
@@ -203,10 +263,16 @@ static void output_report_passes(struct json_object *rep, struct json_object *pa
                 snprintf(label, sizeof(label), "Key of pass %" PRId64 ":", output_get_int(p, "pass", (int64_t) i + 1));
                 printf("  %-15s%s\n", label, key);
         }
+        for (size_t i = 0; i < n; i++)
+                output_report_firmware(json_object_array_get_idx(passes, i), (int64_t) i + 1);
         /* Earlier passes were overwritten by later ones: only the last is on the device. */
         last = json_object_array_get_idx(passes, n - 1);
         pattern = output_get_string(last, "pattern", "?");
         json_object_object_get_ex(last, "verified", &verified);
+        if (json_object_object_get_ex(last, "firmware", NULL)) {
+                printf("  Check:         none: what a firmware erase leaves is the drive's own; its proof is above\n");
+                return;
+        }
         /* A verified pass was written whole, even when its job then failed in verification. */
         complete = output_state_of(state) == JOB_DONE || (verified && json_object_is_type(verified, json_type_object));
         if (strcmp(pattern, "random") == 0 && !output_get_string(last, "key", NULL))
@@ -422,6 +488,10 @@ static void output_report_standard(struct json_object *rep) {
         if (!category)
                 return;
         printf("  Standard:      NIST SP 800-88 %s\n", output_escape(category, false, a, sizeof(a)));
+        if (output_get_string(rep, "purge_fallback", NULL)) {
+                printf("%*s", OUTPUT_REPORT_INDENT, "");
+                output_wrapped(output_get_string(rep, "purge_fallback", ""));
+        }
         if (caveat && *caveat) {
                 printf("%*s", OUTPUT_REPORT_INDENT, "");
                 output_wrapped(caveat);

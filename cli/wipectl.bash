@@ -197,7 +197,7 @@ _wipectl() {
                         COMPREPLY=($(compgen -W "$(_wipectl_devices "$cur")" -- "$cur"))
                         ;;
                 --method)
-                        COMPREPLY=($(compgen -W "random zero random-zero zeroout discard secure-discard dod-3pass schneier gutmann" -- "$cur"))
+                        COMPREPLY=($(compgen -W "random zero random-zero zeroout discard secure-discard sanitize sanitize-crypto sanitize-block sanitize-overwrite nvme-format ata-secure-erase purge dod-3pass schneier gutmann" -- "$cur"))
                         ;;
                 --cipher)
                         COMPREPLY=($(compgen -W "auto aes-128-ctr chacha20" -- "$cur"))

@@ -521,6 +521,12 @@ void job_finish(struct job *job, enum job_state s, unsigned run) {
                               " bytes of bad sectors in %zu range%s, verification %s", job->id, job->info.node,
                               units_size(b, sizeof(b), job->info.size), job->n_passes, job->bad_bytes, job->n_bad,
                               job->n_bad == 1 ? "" : "s", verify_mode_name(job->verify));
+        else if (s == JOB_DONE && pass_op_firmware(job->passes[job->n_passes - 1].pass.op))
+                log_job_event(LOG_NOTICE, LOG_EVENT_JOB_DONE, job,
+                              "job %" PRIu64 ": %s: done: %s, %u pass%s, the last a firmware erase (%s) proven by its "
+                              "markers (NIST SP 800-88 Purge)", job->id, job->info.node,
+                              units_size(b, sizeof(b), job->info.size), job->n_passes, job->n_passes == 1 ? "" : "es",
+                              fw_action_name(job->passes[job->n_passes - 1].fw.cmd.action));
         else if (s == JOB_DONE)
                 log_job_event(LOG_NOTICE, LOG_EVENT_JOB_DONE, job,
                               "job %" PRIu64 ": %s: done: %s, %u passes written and flushed, verification %s", job->id,
@@ -732,6 +738,13 @@ int job_verify_again(struct job *job, enum verify_mode mode, double percent, boo
         }
         if (!last->written) {
                 snprintf(err, err_len, "job %" PRIu64 ": its last pass was never completely written", job->id);
+                return -EINVAL;
+        }
+        /* What a firmware erase leaves is the drive's own: no pattern to compare with. */
+        if (pass_op_firmware(last->pass.op)) {
+                snprintf(err, err_len, "job %" PRIu64 ": its last pass is a firmware erase (%s), which has no pattern to "
+                         "compare with: its proof (markers, sample) is in the report", job->id,
+                         fw_action_name(last->fw.cmd.action));
                 return -EINVAL;
         }
         /* What is on the device is a later job's: a check against this job's passes would say

@@ -130,6 +130,15 @@ report=$(wipectl --json report "$id")
 jq_is "$report" '"\(.nist_category) \(.caveat) \(.purge_fallback)"' "Purge null null" "sanitize report category"
 grep -qF "job $id: $NVME: pass 1 of 1 (sanitize-crypto) done by the drive: none of 16 markers left" "$TEST_DIR/daemon.log" ||
         fail "no pass line for job $id in the log"
+text=$(wipectl report "$id") || fail "report $id exited $?"
+for want in "Firmware erase (pass 1): sanitize-crypto: Sanitize (NVMe 5.24)" "Parameters:  sanact 100b crypto erase, AUSE no" \
+            "Proof:       16 of 16 markers gone; 32 of 32 sampled extents changed" "Standard:      NIST SP 800-88 Purge" \
+            "Check:         none: what a firmware erase leaves is the drive's own"; do
+        grep -qF "$want" <<< "$text" || fail "report $id text lacks '$want': $text"
+done
+# A later verification has no pattern to compare a firmware erase with.
+expect_exit 1 wipectl verify "$id"
+grep -qF "its last pass is a firmware erase (sanitize-crypto)" "$TEST_DIR/err" || fail "verify $id: $(cat "$TEST_DIR/err")"
 
 # --- the explicit actions: overwrite reads back its pattern (zeros); block erase ---------------
 fill "$NVME"

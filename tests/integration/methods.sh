@@ -16,9 +16,9 @@ scramble() {
 
 # --- wipectl methods: the table, no daemon needed -----------------------------------------------
 methods=$("$WIPECTL_BIN" --socket "$TEST_DIR/no-daemon.sock" --json methods) || fail "wipectl --json methods exited $?"
-jq_is "$methods" '[.methods[].name] | join(",")' "random,zero,random-zero,zeroout,discard,secure-discard,dod-3pass,schneier,gutmann" "methods"
+jq_is "$methods" '[.methods[].name] | join(",")' "random,zero,random-zero,zeroout,discard,secure-discard,sanitize,sanitize-crypto,sanitize-block,sanitize-overwrite,nvme-format,ata-secure-erase,purge,dod-3pass,schneier,gutmann" "methods"
 jq_is "$methods" '[.methods[] | "\(.name):\(.passes | length):\(.legacy)"] | join(" ")' \
-        "random:1:false zero:1:false random-zero:2:false zeroout:1:false discard:1:false secure-discard:1:false dod-3pass:3:true schneier:7:true gutmann:35:true" "methods"
+        "random:1:false zero:1:false random-zero:2:false zeroout:1:false discard:1:false secure-discard:1:false sanitize:1:false sanitize-crypto:1:false sanitize-block:1:false sanitize-overwrite:1:false nvme-format:1:false ata-secure-erase:1:false purge:1:false dod-3pass:3:true schneier:7:true gutmann:35:true" "methods"
 jq_is "$methods" '[.methods[] | select(.legacy) | .description | test("800-88")] | all' true "legacy descriptions"
 jq_is "$methods" '.methods[] | select(.name == "dod-3pass") | .passes | join(",")' "zero,one,random" "dod-3pass"
 "$WIPECTL_BIN" --socket "$TEST_DIR/no-daemon.sock" methods > "$TEST_DIR/methods.txt" || fail "wipectl methods exited $?"

@@ -134,7 +134,8 @@ setpriv_caps() {
 }
 daemon_caps=$(setpriv_caps "$service_unit")
 client_caps=$(setpriv_caps "$template_unit")
-[ "$daemon_caps" = "-all,+sys_admin" ] || fail "wiped.service: CapabilityBoundingSet= keeps $daemon_caps, expected CAP_SYS_ADMIN only"
+[ "$daemon_caps" = "-all,+sys_admin,+sys_rawio" ] ||
+        fail "wiped.service: CapabilityBoundingSet= keeps $daemon_caps, expected CAP_SYS_ADMIN and CAP_SYS_RAWIO only"
 [ "$(unit_value "$service_unit" NoNewPrivileges)" = yes ] || fail "wiped.service: NoNewPrivileges is not yes"
 [ "$(unit_value "$template_unit" NoNewPrivileges)" = yes ] || fail "wipe@.service: NoNewPrivileges is not yes"
 umask_daemon=$(unit_value "$service_unit" UMask)
