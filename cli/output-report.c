@@ -488,6 +488,25 @@ static void output_report_standard(struct json_object *rep) {
         if (!category)
                 return;
         printf("  Standard:      NIST SP 800-88 %s\n", output_escape(category, false, a, sizeof(a)));
+        {
+                struct json_object *h = NULL;
+
+                if (json_object_object_get_ex(rep, "hidden_area", &h) && json_object_is_type(h, json_type_object)) {
+                        int64_t cur = output_get_int(h, "current_max_sectors", 0), nat = output_get_int(h, "native_max_sectors", 0);
+                        int64_t dco = output_get_int(h, "dco_max_sectors", 0);
+
+                        printf("  Hidden area:   ");
+                        if (nat > cur)
+                                printf("a host protected area of %" PRId64 " sectors", nat - cur);
+                        else
+                                printf("a device configuration overlay of %" PRId64 " sectors", dco - nat);
+                        printf(": %s\n", output_escape(output_get_string(h, "action", "?"), false, a, sizeof(a)));
+                        if (output_get_string(h, "note", NULL)) {
+                                printf("%*s", OUTPUT_REPORT_INDENT, "");
+                                output_wrapped(output_get_string(h, "note", ""));
+                        }
+                }
+        }
         if (output_get_string(rep, "purge_fallback", NULL)) {
                 printf("%*s", OUTPUT_REPORT_INDENT, "");
                 output_wrapped(output_get_string(rep, "purge_fallback", ""));

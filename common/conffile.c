@@ -65,6 +65,10 @@ static bool fallback_valid(const char *value) {
         return strcmp(value, "refuse") == 0 || (pass_parse(value, &p) == 0 && !pass_op_firmware(p.op));
 }
 
+static bool hidden_valid(const char *value) {
+        return strcmp(value, "restore") == 0 || strcmp(value, "refuse") == 0 || strcmp(value, "ignore") == 0;
+}
+
 static bool group_valid(const char *value) {
         return !strpbrk(value, " \t:");
 }
@@ -137,6 +141,8 @@ static const struct key_def keys[_CONFFILE_KEY_MAX] = {
         [CONFFILE_PURGE_FALLBACK] = { "purge-fallback", KEY_STRING, FIELD(purge_fallback, char *), .reloads = true,
                                       .valid = fallback_valid,
                                       .invalid = "invalid purge fallback (refuse, or a pass: random, zero, zeroout, ...)" },
+        [CONFFILE_HIDDEN_AREA] = { "hidden-area", KEY_STRING, FIELD(hidden_area, char *), .reloads = true,
+                                   .valid = hidden_valid, .invalid = "unknown hidden-area policy (restore, refuse, ignore)" },
         [CONFFILE_ALLOW] = { "allow", KEY_LIST, FIELD(allow, char **), .reloads = true,
                              .count_offset = offsetof(struct conffile, n_allow), .valid = absolute_valid,
                              .invalid = "not an absolute path pattern (like /dev/disk/by-id/usb-*)" },

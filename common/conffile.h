@@ -34,6 +34,7 @@ enum conffile_key {
         CONFFILE_WORKER_POLICY,
         CONFFILE_WORKER_NICE,
         CONFFILE_PURGE_FALLBACK,
+        CONFFILE_HIDDEN_AREA,
         CONFFILE_ALLOW,                 /* a list: one pattern per line, may be repeated */
         CONFFILE_DENY,                  /* a list */
         _CONFFILE_KEY_MAX,
@@ -78,6 +79,7 @@ struct conffile {
         char *socket_group;             /* a group name or number */
         char *method;                   /* a name method_find() knows */
         char *purge_fallback;           /* "refuse", or a pass that is not a firmware erase */
+        char *hidden_area;              /* "restore", "refuse" or "ignore" */
         char *verify;                   /* as written: the caller's check decides (none, sample=PCT...) */
         enum keystream_cipher cipher;
         uint64_t chunk_size;            /* bytes per chunk of a new job: 1M..1G, multiple of 1M */

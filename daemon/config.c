@@ -257,6 +257,10 @@ const char *config_purge_fallback(void) {
         return config.cur.purge_fallback ? config.cur.purge_fallback : "random";
 }
 
+const char *config_hidden_area(void) {
+        return config.cur.hidden_area ? config.cur.hidden_area : "restore";
+}
+
 const char *config_method(void) {
         return config.cur.method ? config.cur.method : "random";
 }
@@ -317,6 +321,7 @@ int config_json_add(struct json_object *o) {
         if (json_object_object_add(o, "config", path ? json_object_new_string(path) : NULL) < 0 ||
             json_object_object_add(o, "method", json_object_new_string(config_method())) < 0 ||
             json_object_object_add(o, "purge_fallback", json_object_new_string(config_purge_fallback())) < 0 ||
+            json_object_object_add(o, "hidden_area", json_object_new_string(config_hidden_area())) < 0 ||
             json_object_object_add(o, "verify", json_object_new_string(c->verify ? c->verify : "sample")) < 0 ||
             json_object_object_add(o, "cipher", json_object_new_string(keystream_cipher_name(c->cipher))) < 0 ||
             json_object_object_add(o, "keystream_backend", json_object_new_string(c->keystream_backend ?

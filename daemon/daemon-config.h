@@ -46,6 +46,9 @@ const char *config_path(void);
 const char *config_method(void);
 /* What purge does on a drive without firmware erase: "refuse", or a pass to write instead. */
 const char *config_purge_fallback(void);
+/* What a submit does with an ATA drive's hidden area (HPA, DCO): "restore" (the HPA; a DCO or an
+ * accessible max address is refused), "refuse" or "ignore" (recorded only). */
+const char *config_hidden_area(void);
 void config_verify(enum verify_mode *mode, double *percent);
 enum keystream_cipher config_cipher(void);
 /* Whether the allow and deny patterns let the device at node (resolved) with the symlinks links

@@ -190,6 +190,15 @@ struct verify_result {
         double started, at;             /* CLOCK_REALTIME when it started and ended */
 };
 
+/* An ATA drive's hidden area found at submit (sectors), and what the submit did about it. */
+struct job_hidden_area {
+        bool found;                     /* native max above current max, or DCO max above native */
+        uint64_t current_max, native_max, dco_max;
+        char action[24];                /* "restored", "ignored" */
+        uint64_t size_before, size_after;  /* bytes the kernel saw before and after */
+        char note[200];                 /* what did not go as planned */
+};
+
 /* A firmware erase pass (pass_op_firmware): the command, and what became of it (job lock).
  * Proof: before the command, FW_SAMPLES extents of the device are hashed and FW_MARKERS marker
  * sectors written (offsets and content from the pass's key); afterwards no marker may be there,
@@ -304,6 +313,7 @@ struct job {
         struct rate_limit rate;         /* max_rate of the submit (bps 0: none) */
         enum keystream_cipher cipher;   /* of every random pass; resolved, never AUTO */
         char *method;                   /* a method's name, or "custom" */
+        struct job_hidden_area hidden;  /* what was hidden on the drive at submit, and what was done */
         char *purge_fallback;           /* purge on a drive without firmware erase: why (the
                                          * fallback pass is Clear, not Purge); NULL otherwise */
         struct job_pass *passes;
@@ -551,6 +561,8 @@ struct json_object *state_bad_ranges_json(const struct job *job);
 struct json_object *state_history_json(const struct job *job);
 /* A firmware erase pass's command, drive status and proof (record: with what a resume needs). */
 struct json_object *state_fw_json(const struct job_fw *f, bool record);
+/* An ATA drive's hidden area found at submit and what was done (NULL when none was found). */
+struct json_object *state_hidden_json(const struct job_hidden_area *h);
 /* The names of the keystream backends in bits (a job's keystream_backends), in enum order. */
 struct json_object *state_backends_json(unsigned bits);
 #define JOB_HISTORY_MAX 1000         /* events kept per job */

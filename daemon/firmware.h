@@ -59,6 +59,7 @@ struct fw_ata_caps {
         bool sanitize_supported, sanitize_crypto, sanitize_block, sanitize_overwrite;
         /* A host protected area (word 82 bit 10) and a device configuration overlay (word 83 bit 11) */
         bool hpa_supported, dco_supported;
+        bool lba48;                     /* 48-bit addresses (word 83 bit 10): the EXT commands */
         uint64_t current_max;           /* sectors the host sees (words 100..103, or 60..61) */
         uint64_t native_max;            /* READ NATIVE MAX ADDRESS (EXT): 0 when not read */
         uint64_t dco_max;               /* DEVICE CONFIGURATION IDENTIFY: 0 when not read */

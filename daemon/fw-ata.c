@@ -450,6 +450,7 @@ int fw_ata_probe(int fd, struct fw_ata_caps *c, char **err) {
                 return ret;
         }
 
+        c->lba48 = fw_ata_identify_lba48(id);
         if (c->hpa_supported || fw_ata_identify_amac(id)) {
                 ret = ata_native_max(fd, id, c, &what);
                 if (ret == -ENOMEM)

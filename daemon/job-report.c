@@ -538,6 +538,7 @@ struct json_object *job_report_json(struct job *job, bool with_keys) {
         json_add(o, "avg_rate_bps", json_fixed(duration > 0 ? (double) work / duration : 0.0, 0));
         pthread_mutex_lock(&job->lock);
         json_add(o, "passes", passes_json(job, with_keys));
+        json_add(o, "hidden_area", state_hidden_json(&job->hidden));
         json_add(o, "purge_fallback", job->purge_fallback ? json_object_new_string(job->purge_fallback) : NULL);
         json_add(o, "verification", verification_json(job));
         json_add(o, "signatures_after", job->sigs_checked ? device_signatures_json(job->sigs_after, job->n_sigs_after) : NULL);

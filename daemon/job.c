@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <linux/fs.h>
 #include <openssl/crypto.h>
 
@@ -21,6 +23,7 @@
 #include "clock.h"
 #include "daemon-config.h"
 #include "daemon.h"
+#include "fw-ata.h"
 #include "job-private.h"
 #include "units.h"
 
@@ -237,6 +240,80 @@ static int job_resolve_firmware(struct job *job, const struct device_probe *prob
         return 0;
 }
 
+/* An ATA drive's hidden area, by the configuration's hidden-area: a host protected area restored
+ * to the native max (READ NATIVE MAX ADDRESS and SET MAX ADDRESS, permanent, as hdparm -N p) and
+ * the kernel told to read the disk's size again; or the submit refused; or only recorded. A device
+ * configuration overlay, or a limit set by ACCESSIBLE MAX ADDRESS CONFIGURATION, is not undone
+ * here (their commands can change more than the size): refused unless hidden-area is ignore.
+ * probe->id.size becomes what the kernel sees afterwards. 0, or -errno with why in err. */
+static int job_hidden_area(struct device_probe *probe, int fd, struct job_hidden_area *h, char *err, size_t err_len) {
+        const struct fw_ata_caps *a = &probe->firmware.ata;
+        const char *policy = config_hidden_area(), *node = probe->id.node;
+        uint64_t hpa, dco, size = 0;
+        char e[512], path[64];
+        int r, sfd;
+
+        *h = (struct job_hidden_area) {};
+        if (probe->firmware.set != FW_SET_ATA || a->current_max == 0)
+                return 0;
+        hpa = a->native_max > a->current_max ? a->native_max - a->current_max : 0;
+        dco = a->native_max && a->dco_max > a->native_max ? a->dco_max - a->native_max : 0;
+        if (!hpa && !dco)
+                return 0;
+        *h = (struct job_hidden_area) { .found = true, .current_max = a->current_max, .native_max = a->native_max,
+                                        .dco_max = a->dco_max, .size_before = probe->id.size,
+                                        .size_after = probe->id.size };
+        if (strcmp(policy, "ignore") == 0) {
+                snprintf(h->action, sizeof(h->action), "ignored");
+                log_warning("%s: %" PRIu64 " sectors hidden (%s; hidden-area = ignore): they are not wiped", node,
+                            hpa + dco, hpa ? "a host protected area" : "a device configuration overlay");
+                return 0;
+        }
+        if (strcmp(policy, "refuse") == 0) {
+                snprintf(err, err_len, "%s: refusing: %s hides %" PRIu64 " sectors (current max %" PRIu64 ", native max %"
+                         PRIu64 "%s) and hidden-area is refuse", node, hpa ? "a host protected area" :
+                         "a device configuration overlay", hpa + dco, a->current_max, a->native_max,
+                         dco ? ", and a device configuration overlay hides more" : "");
+                return -EBUSY;
+        }
+        if (dco) {
+                snprintf(err, err_len, "%s: refusing: a device configuration overlay hides %" PRIu64 " sectors (DCO max %"
+                         PRIu64 ", native max %" PRIu64 "); wiped does not send DEVICE CONFIGURATION RESTORE, which resets "
+                         "the drive's features too (hdparm --dco-restore does); hidden-area = ignore wipes what is visible",
+                         node, dco, a->dco_max, a->native_max);
+                return -EBUSY;
+        }
+        if (!a->hpa_supported) {
+                snprintf(err, err_len, "%s: refusing: an accessible max address configuration hides %" PRIu64 " sectors; "
+                         "wiped does not send SET ACCESSIBLE MAX ADDRESS (hdparm -N does); hidden-area = ignore wipes "
+                         "what is visible", node, hpa);
+                return -EBUSY;
+        }
+        r = fw_ata_restore_native_max(fd, a->native_max, a->lba48, e, sizeof(e));
+        if (r < 0) {
+                snprintf(err, err_len, "%s: refusing: a host protected area hides %" PRIu64 " sectors and cannot be "
+                         "restored: %s", node, hpa, e);
+                return r;
+        }
+        snprintf(h->action, sizeof(h->action), "restored");
+        /* The kernel reads the disk's size again (sd: its device's rescan). */
+        snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/device/rescan", major(probe->id.rdev), minor(probe->id.rdev));
+        sfd = open(path, O_WRONLY | O_CLOEXEC);
+        if (sfd >= 0) {
+                (void) !write(sfd, "1", 1);
+                close(sfd);
+        }
+        if (ioctl(fd, BLKGETSIZE64, &size) == 0)
+                h->size_after = probe->id.size = size;
+        if (h->size_after < a->native_max * probe->id.logical_sector)
+                snprintf(h->note, sizeof(h->note), "the kernel sees %" PRIu64 " bytes, not the %" PRIu64 " the drive has "
+                         "now: the restored sectors are not overwritten (a firmware erase covers them)", h->size_after,
+                         a->native_max * probe->id.logical_sector);
+        log_warning("%s: a host protected area of %" PRIu64 " sectors was restored (native max %" PRIu64 ")%s%s", node,
+                    hpa, a->native_max, h->note[0] ? ": " : "", h->note);
+        return 0;
+}
+
 /* Create a job for a probed device (takes the identity and signatures of the probe). Returns
  * NULL with *r on ENOMEM or when keys or plans cannot be had, or a firmware erase refused (err). */
 static struct job *job_new(const char *device, struct device_probe *probe, const struct job_request *rq,
@@ -360,6 +437,7 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
         }
 
         for (i = 0; i < n; i++) {
+                struct job_hidden_area hidden;
                 struct device_probe probe;
                 int fd = device_open(devices[i], job_wiping, &probe, err, err_len);
 
@@ -383,8 +461,16 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
                                 break;
                         }
                 }
+                r = job_hidden_area(&probe, fd, &hidden, err, err_len);
+                if (r < 0) {
+                        device_probe_done(&probe);
+                        close(fd);
+                        break;
+                }
                 err[0] = '\0';
                 made[i] = job_new(devices[i], &probe, rq, pool_io_size(pool), pool, &r, err, err_len);
+                if (made[i])
+                        made[i]->hidden = hidden;
                 device_probe_done(&probe);
                 if (!made[i]) {
                         if (!err[0])

@@ -142,6 +142,21 @@ struct json_object *state_fw_json(const struct job_fw *f, bool record) {
         return o;
 }
 
+struct json_object *state_hidden_json(const struct job_hidden_area *h) {
+        struct json_object *o;
+
+        if (!h->found || !(o = json_object_new_object()))
+                return NULL;
+        add(o, "current_max_sectors", json_object_new_uint64(h->current_max));
+        add(o, "native_max_sectors", json_object_new_uint64(h->native_max));
+        add(o, "dco_max_sectors", h->dco_max ? json_object_new_uint64(h->dco_max) : NULL);
+        add(o, "action", json_object_new_string(h->action));
+        add(o, "size_before", json_object_new_uint64(h->size_before));
+        add(o, "size_after", json_object_new_uint64(h->size_after));
+        add(o, "note", h->note[0] ? json_object_new_string(h->note) : NULL);
+        return o;
+}
+
 struct json_object *state_history_json(const struct job *job) {
         struct json_object *a = json_object_new_array();
 
@@ -244,6 +259,8 @@ struct json_object *state_record_json(struct job *job) {
         add(o, "passes", passes);
         if (job->purge_fallback)
                 add(o, "purge_fallback", json_object_new_string(job->purge_fallback));
+        if (job->hidden.found)
+                add(o, "hidden_area", state_hidden_json(&job->hidden));
         runs = json_object_new_array();
         for (size_t i = 0; runs && i < job->n_runs; i++)
                 json_object_array_add(runs, verify_json(&job->runs[i]));
@@ -876,6 +893,22 @@ int state_record_parse(struct json_object *rec, struct job *job, char *err, size
                                 parse_fw(&p, field(&p, o, "firmware", json_type_object, false), &jp->fw);
                         }
                 }
+        }
+        if (json_object_object_get_ex(rec, "hidden_area", &v) && json_object_is_type(v, json_type_object)) {
+                struct job_hidden_area *h = &job->hidden;
+                struct json_object *x;
+
+                h->found = true;
+                h->current_max = get_u64(&p, v, "current_max_sectors", UINT64_MAX);
+                h->native_max = get_u64(&p, v, "native_max_sectors", UINT64_MAX);
+                h->size_before = get_u64(&p, v, "size_before", UINT64_MAX);
+                h->size_after = get_u64(&p, v, "size_after", UINT64_MAX);
+                if (json_object_object_get_ex(v, "dco_max_sectors", &x) && json_object_is_type(x, json_type_int))
+                        h->dco_max = json_object_get_uint64(x);
+                if (json_object_object_get_ex(v, "action", &x) && json_object_is_type(x, json_type_string))
+                        snprintf(h->action, sizeof(h->action), "%s", json_object_get_string(x));
+                if (json_object_object_get_ex(v, "note", &x) && json_object_is_type(x, json_type_string))
+                        snprintf(h->note, sizeof(h->note), "%s", json_object_get_string(x));
         }
         if (json_object_object_get_ex(rec, "purge_fallback", &v) && json_object_is_type(v, json_type_string) &&
             !(job->purge_fallback = strdup(json_object_get_string(v))))

@@ -26,6 +26,9 @@ ATAFROZEN=$(make_loop $SIZE)    # security frozen
 ATALONG=$(make_loop $SIZE)      # a security erase long enough to interrupt
 SCSI=$(make_loop $SIZE)         # SCSI SANITIZE block erase
 PLAIN=$(make_loop $SIZE)        # a loop device the simulator does not know: no firmware erase
+ATAHPA=$(make_loop $SIZE)       # a host protected area: native max 40000 sectors, 32768 visible
+ATAHPA2=$(make_loop $SIZE)      # the same, for hidden-area = refuse
+ATADCO=$(make_loop $SIZE)       # a device configuration overlay beyond the native max
 cat > "$DRIVESIM_CONF" <<EOF
 [$NVME]
 type = nvme
@@ -78,6 +81,18 @@ erase_seconds = 3
 sanitize = none
 hpa = no
 erase_pattern = 0
+[$ATAHPA]
+type = ata
+sanitize = none
+native_sectors = 40000
+[$ATAHPA2]
+type = ata
+sanitize = none
+native_sectors = 40000
+[$ATADCO]
+type = ata
+sanitize = none
+dco_sectors = 50000
 [$SCSI]
 type = scsi
 sanitize = block
@@ -228,6 +243,29 @@ fill "$NVMEF"
 out=$(wipectl --json wipe --yes --method purge "$NVMEF") || fail "purge on NVMe exited $?: $out"
 jq_is "$out" '.jobs[0] | "\(.state) \(.pass_list | join(","))"' "done nvme-format" "purge on a drive with format only"
 
+# --- hidden areas: a host protected area is restored before the wipe, and recorded ----------------
+hidden=$(wipectl --json probe "$ATAHPA" | jq -r '.devices[0].erase.firmware.ata.hidden_area.hpa_hidden_sectors')
+[ "$hidden" = $((40000 - SIZE / 512)) ] || fail "probe: $ATAHPA hides '$hidden' sectors"
+out=$(wipectl --json wipe --yes --method zero "$ATAHPA") || fail "zero wipe of $ATAHPA exited $?: $out"
+id=$(echo "$out" | jq -r '.jobs[0].id')
+h=$(wipectl --json report "$id" | jq -c .hidden_area)
+jq_is "$h" '"\(.action) \(.current_max_sectors) \(.native_max_sectors) \(.size_before)"' "restored $((SIZE / 512)) 40000 $SIZE" \
+        "hidden area of job $id"
+# The simulator changes what IDENTIFY says, not the loop device's size: the report says so.
+jq_starts "$h" .note "the kernel sees $SIZE bytes, not the $((40000 * 512)) the drive has now" "hidden area note"
+hidden=$(wipectl --json probe "$ATAHPA" | jq -r '.devices[0].erase.firmware.ata.hidden_area.hpa_hidden_sectors')
+[ "$hidden" = 0 ] || fail "probe after the restore: $ATAHPA still hides '$hidden' sectors"
+grep -qF "$ATAHPA: a host protected area of $((40000 - SIZE / 512)) sectors was restored" "$TEST_DIR/daemon.log" ||
+        fail "the restore is not in the log"
+wipectl report "$id" | grep -qF "Hidden area:   a host protected area of $((40000 - SIZE / 512)) sectors: restored" ||
+        fail "report $id text: $(wipectl report "$id")"
+# A device configuration overlay is not undone: refused, and nothing changed.
+fill "$ATADCO"
+expect_exit 5 wipectl wipe --yes --method zero "$ATADCO"
+grep -qF "a device configuration overlay hides $((50000 - SIZE / 512)) sectors" "$TEST_DIR/err" ||
+        fail "DCO: $(cat "$TEST_DIR/err")"
+cmp -n $SIZE "$ATADCO" "$TEST_DIR/before.${ATADCO#/dev/}" || fail "a refused wipe changed $ATADCO"
+
 # --- the daemon killed during a sanitize: the restarted one follows it to its end ----------------
 fill "$NVMELONG"
 out=$(wipectl --json wipe --yes --no-wait --method sanitize "$NVMELONG") || fail "long sanitize exited $?: $out"
@@ -255,10 +293,13 @@ jq_is "$(wipectl --json report "$id")" '.interruptions' 1 "interruptions"
 # and erases again.
 fill "$ATALONG"
 stop_daemon
-printf 'purge-fallback = refuse\n' > "$TEST_DIR/refuse.conf"
+printf 'purge-fallback = refuse\nhidden-area = refuse\n' > "$TEST_DIR/refuse.conf"
 start_daemon_sim --config "$TEST_DIR/refuse.conf"
 expect_exit 5 wipectl wipe --yes --method purge "$PLAIN"
 grep -qF "refusing purge" "$TEST_DIR/err" || fail "purge with purge-fallback = refuse: $(cat "$TEST_DIR/err")"
+expect_exit 5 wipectl wipe --yes --method zero "$ATAHPA2"
+grep -qF "$ATAHPA2: refusing: a host protected area hides $((40000 - SIZE / 512)) sectors" "$TEST_DIR/err" ||
+        fail "hidden-area = refuse: $(cat "$TEST_DIR/err")"
 out=$(wipectl --json wipe --yes --no-wait --method ata-secure-erase "$ATALONG") || fail "ATALONG erase exited $?: $out"
 id=$(echo "$out" | jq -r '.jobs[0].id')
 fw_started() { [ "$(wipectl --json status "$id" | jq -r '.jobs[0].firmware.started')" = true ]; }
