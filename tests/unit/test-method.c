@@ -1,6 +1,6 @@
-/* method: pass parsing and naming, the method table, and pattern_fill, pattern_check and
- * pattern_ref_check against a naive byte-by-byte reference (byte o of a k-byte pattern pass is
- * pattern[o % k]). */
+/* method: pass parsing and naming (the firmware erases' passes too), the method table, and
+ * pattern_fill, pattern_check and pattern_ref_check against a naive byte-by-byte reference (byte o
+ * of a k-byte pattern pass is pattern[o % k]). */
 #include "config.h"
 
 #include <errno.h>
@@ -164,12 +164,76 @@ static void test_erase_passes(void **state) {
         }
 }
 
+/* The firmware erases' passes: each parses to its op (a one-byte zero pattern, as the other erase
+ * commands), its name round-trips, it is a firmware erase and no ioctl; the written and the block
+ * layer's passes are not firmware erases. */
+static void test_firmware_passes(void **state) {
+        static const struct {
+                const char *name;
+                enum pass_op op;
+        } cases[] = {
+                { "sanitize", PASS_OP_SANITIZE },
+                { "sanitize-crypto", PASS_OP_SANITIZE_CRYPTO },
+                { "sanitize-block", PASS_OP_SANITIZE_BLOCK },
+                { "sanitize-overwrite", PASS_OP_SANITIZE_OVERWRITE },
+                { "nvme-format", PASS_OP_NVME_FORMAT },
+                { "ata-secure-erase", PASS_OP_ATA_SECURE_ERASE },
+                { "purge", PASS_OP_PURGE },
+        };
+        static const char *const not_firmware[] = { "random", "zero", "one", "0x55", "zeroout", "discard",
+                                                    "secure-discard" };
+        char buf[2 + 2 * METHOD_PATTERN_MAX + 1];
+        struct pass p, q, v[sizeof(cases) / sizeof(cases[0])];
+
+        (void) state;
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                memset(&p, 0x5a, sizeof(p));
+                assert_int_equal(pass_parse(cases[i].name, &p), 0);
+                assert_int_equal(p.kind, PASS_PATTERN);
+                assert_int_equal(p.op, cases[i].op);
+                assert_int_equal(p.pattern_len, 1);
+                assert_int_equal(p.pattern[0], 0x00);
+                assert_true(pass_op_firmware(p.op));
+                assert_null(pass_op_command(p.op));
+                assert_string_equal(pass_name(&p, buf, sizeof(buf)), cases[i].name);
+                assert_int_equal(pass_parse(buf, &q), 0);
+                assert_true(pass_equal(&p, &q));
+                v[i] = p;
+                /* Each is a pass of its own, none the same as another. */
+                for (size_t j = 0; j < i; j++)
+                        assert_false(pass_equal(&v[i], &v[j]));
+        }
+        for (size_t i = 0; i < sizeof(not_firmware) / sizeof(not_firmware[0]); i++) {
+                assert_int_equal(pass_parse(not_firmware[i], &p), 0);
+                if (pass_op_firmware(p.op))
+                        fail_msg("%s: taken for a firmware erase", not_firmware[i]);
+        }
+        assert_false(pass_op_firmware(PASS_OP_WRITE));
+        assert_false(pass_op_firmware(PASS_OP_ZEROOUT));
+        assert_false(pass_op_firmware(PASS_OP_DISCARD));
+        assert_false(pass_op_firmware(PASS_OP_SECURE_DISCARD));
+        /* In a list, as any pass. */
+        {
+                struct pass *l = NULL;
+                size_t n = 0;
+
+                assert_int_equal(pass_list_parse("sanitize-crypto,zero", &l, &n), 0);
+                assert_int_equal(n, 2);
+                assert_int_equal(l[0].op, PASS_OP_SANITIZE_CRYPTO);
+                assert_int_equal(l[1].op, PASS_OP_WRITE);
+                free(l);
+        }
+}
+
 static void test_parse_bad(void **state) {
         static const char *const bad[] = {
                 "", "0x", "0X", "x55", "55", "0x5", "0x555", "0x55 ", " 0x55", "0x 55", "0xgg", "0x5g",
                 "0xg5", "0x-1", "0x+1", "zeros", "zer", "ones", "randoms", "random ", " zero", "zero,",
                 "ZEROOUT", "zero-out", "discards", "secure_discard", "securediscard", "discard ",
                 "0x55,0xaa", "00x55", "0x0x55", "0x\xff\xff",
+                "Sanitize", "SANITIZE", "sanitize-", "sanitize-crypt", "sanitize_crypto", "sanitize crypto",
+                "sanitize-crypto ", "nvme_format", "nvmeformat", "nvme-format-crypto", "ata-secure",
+                "ata-security-erase", "secure-erase", "purge ", "Purge", "purges", "none",
                 /* 33 bytes: one too many */
                 "0x000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20",
         };
@@ -267,6 +331,13 @@ static void test_table(void **state) {
                 { "zeroout", 1, false },
                 { "discard", 1, false },
                 { "secure-discard", 1, false },
+                { "sanitize", 1, false },
+                { "sanitize-crypto", 1, false },
+                { "sanitize-block", 1, false },
+                { "sanitize-overwrite", 1, false },
+                { "nvme-format", 1, false },
+                { "ata-secure-erase", 1, false },
+                { "purge", 1, false },
                 { "dod-3pass", 3, true },
                 { "schneier", 7, true },
                 { "gutmann", 35, true },
@@ -338,6 +409,8 @@ static void test_methods(void **state) {
         static const char *const zeroout[] = { "zeroout" };
         static const char *const discard[] = { "discard" };
         static const char *const secure_discard[] = { "secure-discard" };
+        static const char *const firmware[] = { "sanitize", "sanitize-crypto", "sanitize-block",
+                                                "sanitize-overwrite", "nvme-format", "ata-secure-erase", "purge" };
         static const char *const dod[] = { "zero", "one", "random" };
         static const char *const schneier[] = { "zero", "one", "random", "random", "random", "random", "random" };
         /* Gutmann 1996, table of passes 5..31, in order. */
@@ -355,6 +428,18 @@ static void test_methods(void **state) {
         expect_passes("zeroout", zeroout, 1);
         expect_passes("discard", discard, 1);
         expect_passes("secure-discard", secure_discard, 1);
+        /* The firmware erases: each method is its one pass, of its own name. */
+        for (size_t i = 0; i < sizeof(firmware) / sizeof(firmware[0]); i++) {
+                const struct method *m = method_find(firmware[i]);
+
+                expect_passes(firmware[i], &firmware[i], 1);
+                assert_non_null(m);
+                assert_string_equal(m->passes, firmware[i]);
+                assert_false(m->legacy);
+                if (!strstr(m->description, "800-88"))
+                        fail_msg("%s: a firmware method's description must name its NIST SP 800-88 class",
+                                 firmware[i]);
+        }
         expect_passes("dod-3pass", dod, 3);
         expect_passes("schneier", schneier, 7);
         /* 4 random, the 27 patterns, 4 random. */
@@ -590,6 +675,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_names),
                 cmocka_unit_test(test_round_trip),
                 cmocka_unit_test(test_erase_passes),
+                cmocka_unit_test(test_firmware_passes),
                 cmocka_unit_test(test_parse_bad),
                 cmocka_unit_test(test_name_short_buffer),
                 cmocka_unit_test(test_list),
