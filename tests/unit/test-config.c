@@ -56,6 +56,7 @@ static void test_values(void **state) {
                 "keystream-backend = aes-128-ctr:gcrypt,chacha20:openssl\n"
                 "worker-policy = idle\n"
                 "worker-nice = 19\n"
+                "purge-fallback = zeroout\n"
                 "allow = /dev/disk/by-id/usb-*\n"
                 "deny = /dev/sda*\n"
                 "allow = /dev/loop*\r\n"
@@ -88,6 +89,8 @@ static void test_values(void **state) {
         assert_string_equal(c.keystream_backend, "aes-128-ctr:gcrypt,chacha20:openssl");
         assert_int_equal(c.worker_policy, CONFFILE_POLICY_IDLE);
         assert_int_equal(c.worker_nice, 19);
+        assert_string_equal(c.purge_fallback, "zeroout");
+        assert_int_equal(c.line[CONFFILE_PURGE_FALLBACK], 25);
         assert_int_equal(c.n_allow, 2);
         assert_string_equal(c.allow[0], "/dev/disk/by-id/usb-*");
         assert_string_equal(c.allow[1], "/dev/loop*");
@@ -96,7 +99,7 @@ static void test_values(void **state) {
         assert_string_equal(c.deny[1], "/dev/nvme0n1");
         assert_int_equal(c.line[CONFFILE_THREADS], 3);
         assert_int_equal(c.line[CONFFILE_BUFFERS], 4);
-        assert_int_equal(c.line[CONFFILE_ALLOW], 25);
+        assert_int_equal(c.line[CONFFILE_ALLOW], 26);
         for (unsigned k = 0; k < _CONFFILE_KEY_MAX; k++)
                 assert_true(c.set[k]);
         assert_string_equal(conffile_format(&c, CONFFILE_IO_SIZE, buf, sizeof(buf)), "4194304");
@@ -110,6 +113,7 @@ static void test_values(void **state) {
         assert_string_equal(conffile_format(&c, CONFFILE_CLIENT_TIMEOUT, buf, sizeof(buf)), "30");
         assert_string_equal(conffile_format(&c, CONFFILE_WORKER_POLICY, buf, sizeof(buf)), "idle");
         assert_string_equal(conffile_format(&c, CONFFILE_WORKER_NICE, buf, sizeof(buf)), "19");
+        assert_string_equal(conffile_format(&c, CONFFILE_PURGE_FALLBACK, buf, sizeof(buf)), "zeroout");
         assert_string_equal(conffile_format(&c, CONFFILE_ALLOW, buf, sizeof(buf)), "/dev/disk/by-id/usb-*, /dev/loop*");
         conffile_done(&c);
         assert_null(c.socket);
@@ -289,6 +293,53 @@ static void test_priority(void **state) {
                     "f.conf:2: duplicate key \"worker-policy\" (first set on line 1)");
 }
 
+/* purge-fallback: "refuse", or a pass the daemon writes or has the block layer do; never another
+ * firmware erase (purge falls back to it because the drive has none). */
+static void test_purge_fallback(void **state) {
+        static const char *const good[] = { "refuse", "random", "zero", "zeroout", "one", "0x924924" };
+        static const char *const bad[] = {
+                "sanitize", "sanitize-crypto", "sanitize-block", "sanitize-overwrite", "nvme-format",
+                "ata-secure-erase", "purge", "bogus", "Refuse", "refused", "none", "random,zero", "0x5",
+        };
+        static const char msg_want[] = "invalid purge fallback (refuse, or a pass: random, zero, zeroout, ...)";
+        struct conffile c = {}, empty = {};
+        char msg[128], buf[64], err[512], text[128], want[256];
+
+        (void) state;
+        assert_true(conffile_key_reloads(CONFFILE_PURGE_FALLBACK));
+        assert_false(conffile_key_is_list(CONFFILE_PURGE_FALLBACK));
+        assert_string_equal(conffile_key_name(CONFFILE_PURGE_FALLBACK), "purge-fallback");
+        assert_false(empty.set[CONFFILE_PURGE_FALLBACK]);
+        assert_null(empty.purge_fallback);
+        for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+                if (conffile_set(&c, CONFFILE_PURGE_FALLBACK, good[i], msg, sizeof(msg)) != 0)
+                        fail_msg("purge-fallback = %s: refused (%s)", good[i], msg);
+                assert_true(c.set[CONFFILE_PURGE_FALLBACK]);
+                assert_string_equal(c.purge_fallback, good[i]);
+                assert_string_equal(conffile_format(&c, CONFFILE_PURGE_FALLBACK, buf, sizeof(buf)), good[i]);
+                snprintf(text, sizeof(text), "threads = 2\npurge-fallback = %s\n", good[i]);
+                conffile_done(&c);
+                assert_int_equal(parse(&c, text, err, sizeof(err)), 0);
+                assert_string_equal(c.purge_fallback, good[i]);
+                assert_int_equal(c.line[CONFFILE_PURGE_FALLBACK], 2);
+        }
+        /* A refused value leaves the one set before. */
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                msg[0] = '\0';
+                if (conffile_set(&c, CONFFILE_PURGE_FALLBACK, bad[i], msg, sizeof(msg)) != -EINVAL)
+                        fail_msg("purge-fallback = %s: accepted", bad[i]);
+                assert_string_equal(msg, msg_want);
+                assert_string_equal(c.purge_fallback, good[sizeof(good) / sizeof(good[0]) - 1]);
+                snprintf(text, sizeof(text), "purge-fallback = %s\n", bad[i]);
+                snprintf(want, sizeof(want), "f.conf:1: purge-fallback = %s: %s", bad[i], msg_want);
+                parse_fails(text, want);
+        }
+        conffile_done(&c);
+        parse_fails("purge-fallback =\n", "f.conf:1: purge-fallback: no value");
+        parse_fails("purge-fallback = zero\npurge-fallback = random\n",
+                    "f.conf:2: duplicate key \"purge-fallback\" (first set on line 1)");
+}
+
 static void test_nul(void **state) {
         static const char text[] = "threads = 2\nbuf\0fers = 3\n";
         struct conffile c;
@@ -408,6 +459,7 @@ static void test_roundtrip(void **state) {
                 [CONFFILE_CHECKPOINT_INTERVAL] = "2.5", [CONFFILE_CHECKPOINT_BYTES] = "1G",
                 [CONFFILE_RESUME] = "manual", [CONFFILE_HISTORY_MAX_AGE] = "30", [CONFFILE_MAX_BAD] = "4K",
                 [CONFFILE_CLIENT_TIMEOUT] = "30", [CONFFILE_WORKER_POLICY] = "batch", [CONFFILE_WORKER_NICE] = "10",
+                [CONFFILE_PURGE_FALLBACK] = "zeroout",
                 [CONFFILE_KEYSTREAM_BACKEND] = "gcrypt",
                 [CONFFILE_ALLOW] = "/dev/loop*", [CONFFILE_DENY] = "/dev/sd*",
         };
@@ -532,6 +584,7 @@ int main(void) {
                 cmocka_unit_test(test_errors),
                 cmocka_unit_test(test_bounds),
                 cmocka_unit_test(test_priority),
+                cmocka_unit_test(test_purge_fallback),
                 cmocka_unit_test(test_nul),
                 cmocka_unit_test(test_check),
                 cmocka_unit_test(test_merge),
