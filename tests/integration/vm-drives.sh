@@ -2,12 +2,19 @@
 # Real drivers, emulated drives: boot a Debian 12 kernel in QEMU (TCG) with an emulated NVMe
 # drive, a SATA disk on q35's AHCI controller and a USB disk on an xHCI controller; inside, wiped
 # probes the three and wipes the NVMe disk (random) and the SATA disk (zeroout), each with
-# --verify all, through the kernel's nvme and libata drivers under io_uring and O_DIRECT.
+# --verify all, through the kernel's nvme and libata drivers under io_uring and O_DIRECT; then it
+# formats the NVMe disk (Format NVM) and is refused the firmware methods the disks do not have.
 #
 # Checked on the host from the VM's serial console (tests/vm/guest-drives.sh prints it): each
 # disk's identity and firmware command set (.erase.firmware), the USB disk's refusal, both wipes
 # done and verified, the SATA disk reading back as zeros, no sanitizer report from the daemon.
-# Nothing here formats or sanitizes a drive: the firmware methods come later.
+# Then the firmware methods on the real drivers: the NVMe disk, filled with data, is formatted
+# (--method nvme-format, then purge, which resolves to it) and read back as zeros, with the report's
+# command (SES 1: QEMU 7.2 has no crypto erase), proof and NIST category Purge; sanitize is refused
+# on it (QEMU 7.2 has none) and leaves its data; on the USB disk every firmware method is refused
+# (the bridge) and purge falls back to a random pass, Clear, the report naming why; on the SATA
+# disk (no security or sanitize feature set in QEMU's IDE disk) ata-secure-erase and sanitize are
+# refused with the reason. No refusal starts a job.
 #
 # Skips (77) only when QEMU or the kernel cannot be had or run at all, or for a ThreadSanitizer
 # build whose daemon cannot start in the VM. The kernel comes from tests/vm/fetch-kernel.sh (its
@@ -27,7 +34,7 @@ QEMU=${QEMU:-qemu-system-x86_64}
 # TCG by default (the CI has no KVM); WIPED_VM_ACCEL=kvm for a quicker run by hand.
 ACCEL=${WIPED_VM_ACCEL:-tcg}
 TIMEOUT=${WIPED_VM_TIMEOUT:-300}
-DISK_MIB=64
+DISK_MIB=32
 
 skip() { echo "SKIP: $TEST_NAME: $*" >&2; exit 77; }
 fail() { echo "FAIL: $TEST_NAME: $*" >&2; exit 1; }
@@ -219,4 +226,83 @@ done
 [ "$(section_rc cmp-sata)" = 0 ] && [ "$(section cmp-sata)" = zero ] ||
         fail "the SATA disk does not read back as zeros after zeroout: $(section cmp-sata)"
 
-pass "NVMe, SATA and USB disks probed and two wiped in a $ACCEL VM in $((SECONDS - started)) s"
+# --- the firmware methods ------------------------------------------------------------------------
+note "guest uptime: NVMe filled at $(marker UP filled) s, formatted twice by $(marker UP nvme-firmware) s, USB refusals by $(marker UP usb-refusals) s, USB purge by $(marker UP usb-purge) s, SATA refusals by $(marker UP firmware) s"
+# sum WHAT: the MD5 of the whole NVMe disk the guest printed at WHAT.
+sum() {
+        local s
+        s=$(marker SUM "$1")
+        [[ $s =~ ^[0-9a-f]{32}$ ]] || { show_console; fail "no sum of the NVMe disk at $1 in the VM's output"; }
+        echo "$s"
+}
+zeros=$(head -c $((DISK_MIB << 20)) /dev/zero | md5sum | cut -d ' ' -f 1)
+# refused NAME TEXT: section NAME (a wipe) exited 5, the refusal, with TEXT in its message.
+refused() {
+        local rc
+        rc=$(section_rc "$1")
+        [ "$rc" = 5 ] || fail "$1: exited '${rc:-never ended}' in the VM, expected 5 (refused): $(section "$1")"
+        section "$1" | grep -qF -- "$2" || fail "$1: the refusal does not say '$2': $(section "$1")"
+}
+# wiped NAME: the job of section wipe-NAME, with its report (section report-NAME) as .report.
+wiped() {
+        local j r
+        j=$(json "wipe-$1") || exit
+        r=$(json "report-$1") || exit
+        jq -c --argjson r "$r" '.jobs[0] + { report: $r }' <<< "$j"
+}
+
+# The NVMe disk held data (random bytes, no block of zeros); sanitize is refused (QEMU 7.2 has no
+# Sanitize: SANICAP 0) and leaves it as it was.
+filled=$(sum nvme-filled)
+[ "$filled" != "$zeros" ] || fail "the NVMe disk reads as zeros after it was filled"
+refused refuse-nvme-sanitize "$nvme: refusing sanitize: no sanitize: the drive supports no sanitize action"
+[ "$(sum nvme-after-refusal)" = "$filled" ] || fail "the refused sanitize changed the NVMe disk"
+
+# Format NVM: QEMU 7.2 reports FNA 0 (no crypto erase, bit 2), so the daemon sends SES 1 (user
+# data erase) for its namespace only. QEMU's format writes zeros over the namespace: every byte
+# reads back zero (none of the data written is left), and the daemon's proof says the same.
+# "proven": none of its 16 markers left and every sampled extent (none of them blank before) changed.
+fw_checks() {
+        is "$1" '"\(.state) \(.pass_list | join(","))"' "done nvme-format" "$2"
+        is "$1" '"\(.report.job) \(.report.state) \(.report.nist_category) \(.report.purge_fallback) \(.report.caveat)"' \
+                "$(echo "$1" | jq -r .id) done Purge null null" "$2: report"
+        is "$1" '.report.passes[0].firmware.command | "\(.action) \(.command_set) \(.nsid) \(.all_namespaces) \(.ses) \(.ses_name)"' \
+                "nvme-format nvme 1 false 1 user data erase" "$2: the command"
+        is "$1" '.report.passes[0].firmware | "\(.started) \(.drive_status) \(.proven) \(.markers) \(.markers_survived) \(.samples_blank_before) \(.samples_unchanged) \(.returns)"' \
+                "true done true 16 0 0 0 zeros" "$2: the proof"
+}
+f=$(wiped nvme-format)
+is "$f" .method nvme-format "nvme-format"
+fw_checks "$f" "nvme-format"
+[ "$(sum nvme-formatted)" = "$zeros" ] || fail "the NVMe disk does not read back as zeros after Format NVM"
+note "nvme-format: $(echo "$f" | jq -c .report.passes[0].firmware)"
+# purge on the same disk, filled again: the strongest firmware erase it has is Format NVM.
+f=$(wiped nvme-purge)
+is "$f" .method purge "purge on the NVMe disk"
+fw_checks "$f" "purge on the NVMe disk"
+[ "$(sum nvme-purged)" = "$zeros" ] || fail "the NVMe disk does not read back as zeros after purge (Format NVM)"
+
+# The USB disk: no firmware method passes the bridge; purge falls back to a random pass (Clear).
+bridge="behind a USB bridge: firmware erase commands through USB bridges are known to lock or brick drives"
+for m in sanitize ata-secure-erase; do
+        refused "refuse-usb-$m" "$usb: refusing $m: "
+        refused "refuse-usb-$m" "$bridge"
+done
+f=$(wiped usb-purge)
+is "$f" '"\(.state) \(.method) \(.pass_list | join(",")) \(.firmware)"' "done purge random null" "purge on the USB disk"
+is "$f" '"\(.report.nist_category) \(.report.passes[0].written) \(.report.passes[0].verified.result) \(.report.passes[0].firmware)"' \
+        "Clear true passed null" "purge on the USB disk: report"
+is "$f" '.report.purge_fallback | startswith("'"$bridge"'") and endswith("; pass 1 is the fallback random (NIST SP 800-88 Clear)")' \
+        true "purge on the USB disk: the fallback named"
+
+# The SATA disk: QEMU's IDE disk has neither the security nor the sanitize feature set.
+refused refuse-sata-ata-secure-erase "$sata: refusing ata-secure-erase: ata-secure-erase: the security feature set is not supported"
+refused refuse-sata-sanitize "$sata: refusing sanitize: no sanitize: "
+refused refuse-sata-sanitize "the sanitize feature set is not supported"
+refused refuse-sata-nvme-format "$sata: refusing nvme-format: nvme-format: not an NVMe drive"
+
+# No refusal started a job: the daemon ran exactly these five, on these disks.
+jobs=$(section daemon-log | sed -n 's/^<[0-9]>job \([0-9]*\): \([^:]*\): started: .*/\1 \2/p' | tr '\n' ' ')
+[ "$jobs" = "1 $nvme 2 $sata 3 $nvme 4 $nvme 5 $usb " ] || fail "the daemon in the VM started the jobs '$jobs', expected five"
+
+pass "NVMe, SATA and USB disks probed, two wiped, the NVMe disk formatted twice, the firmware methods refused where they must be, in a $ACCEL VM in $((SECONDS - started)) s"
