@@ -134,6 +134,7 @@ void output_job_text(struct json_object *job, struct output_job_text *t) {
                 snprintf(t->phase, sizeof(t->phase), "%s %" PRId64 "/%" PRId64,
                          phase && strcmp(phase, "verify") == 0  ? "verify"
                          : phase && strcmp(phase, "flush") == 0 ? "flush"
+                         : phase && strcmp(phase, "firmware") == 0 ? "firmware"
                                                                  : "pass",
                          pass, passes);
 }

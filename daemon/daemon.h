@@ -570,6 +570,9 @@ struct json_object *state_backends_json(unsigned bits);
 /* fw-step.c: run the unit of a firmware erase pass's stage in a thread of its own, which releases
  * it (job_release_chunk) when the erase is done, failed or stopped. 0 or -errno. */
 int fw_step_spawn(struct job *job, const struct job_unit *u);
+/* At shutdown, after every job was told to stop: wait until every firmware step's thread returned
+ * (a sanitize is left to the drive at once; a format or security erase ends first). */
+void fw_step_wait_all(void);
 
 /* pool.c: the worker threads and the jobs they serve (worker.c, worker-check.c run the threads) */
 struct pool_config {

@@ -304,6 +304,10 @@ const char *fw_ata_security_erase_refusal(const struct fw_ata_caps *c) {
         if (c->security_frozen)
                 return "security frozen: the drive refuses SECURITY ERASE UNIT until it is power-cycled "
                        "(the firmware or the operating system froze it at boot)";
+        /* Setting our own temporary password would replace the owner's. */
+        if (c->security_enabled)
+                return "security enabled: a user password is set already, and setting a temporary one would "
+                       "replace it (remove it first: hdparm --security-disable)";
         return NULL;
 }
 

@@ -156,21 +156,27 @@ int fw_resolve_best(const struct fw_caps *caps, bool sanitize_only, struct fw_co
         for (unsigned i = 0; i < n; i++) {
                 char e[256];
 
+                const char *name = fw_action_name(order[i]), *reason = e;
+                size_t k = strlen(name);
+
                 if (fw_resolve(caps, order[i], c, e, sizeof(e)) == 0)
                         return 0;
+                /* The reason without the action's name in front. */
+                if (strncmp(e, name, k) == 0 && e[k] == ':' && e[k + 1] == ' ')
+                        reason = e + k + 2;
                 /* Keep one reason per kind of command: sanitize (the drive's state, if that is
                  * why, rather than an action it lacks), format, security erase. */
                 if (i >= 3)
                         snprintf(why[i - 2], sizeof(why[0]), "%s", e);
                 else if (!strstr(e, FW_NO_ACTION))
-                        snprintf(why[0], sizeof(why[0]), "%s", e);
+                        snprintf(why[0], sizeof(why[0]), "%s", reason);
                 else if (i == 0)
                         snprintf(why[0], sizeof(why[0]), "the drive supports no sanitize action");
         }
         if (sanitize_only)
-                snprintf(err, err_len, "no sanitize: %s", why[0]);
+                snprintf(err, err_len, "%s", why[0]);
         else
-                snprintf(err, err_len, "no firmware erase: %s; %s; %s", why[0], why[1], why[2]);
+                snprintf(err, err_len, "no firmware erase: sanitize: %s; %s; %s", why[0], why[1], why[2]);
         return -EOPNOTSUPP;
 }
 
@@ -277,6 +283,14 @@ static bool json_bool_of(struct json_object *o, const char *k) {
         return json_object_object_get_ex(o, k, &v) && json_object_get_boolean(v);
 }
 
+/* A member that must be a string: its text, or NULL. */
+static const char *json_string_of(struct json_object *o, const char *k) {
+        struct json_object *v;
+
+        return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string) ?
+               json_object_get_string(v) : NULL;
+}
+
 static int64_t json_int_of(struct json_object *o, const char *k, int64_t def) {
         struct json_object *v;
 
@@ -284,32 +298,42 @@ static int64_t json_int_of(struct json_object *o, const char *k, int64_t def) {
 }
 
 int fw_command_from_json(struct json_object *o, struct fw_command *c) {
-        struct json_object *v;
-        const char *set;
+        const char *set, *action, *pattern, *password;
 
         *c = (struct fw_command) { .estimate = -1 };
-        if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, "action", &v))
+        if (!json_object_is_type(o, json_type_object))
                 return -EINVAL;
-        c->action = fw_action_from_name(json_object_get_string(v));
-        if (c->action == FW_ACTION_NONE || !json_object_object_get_ex(o, "command_set", &v))
+        action = json_string_of(o, "action");
+        set = json_string_of(o, "command_set");
+        if (!action || !set)
                 return -EINVAL;
-        set = json_object_get_string(v);
+        c->action = fw_action_from_name(action);
         c->set = strcmp(set, "nvme") == 0 ? FW_SET_NVME : strcmp(set, "ata") == 0 ? FW_SET_ATA :
                  strcmp(set, "scsi") == 0 ? FW_SET_SCSI : FW_SET_NONE;
-        if (c->set == FW_SET_NONE)
+        if (c->action == FW_ACTION_NONE || c->set == FW_SET_NONE)
                 return -EINVAL;
         c->nsid = (uint32_t) json_int_of(o, "nsid", 0);
         c->all_namespaces = json_bool_of(o, "all_namespaces");
         c->ses = (unsigned) json_int_of(o, "ses", 0);
         c->enhanced = json_bool_of(o, "enhanced");
         c->overwrite_passes = (unsigned) json_int_of(o, "overwrite_passes", 0);
-        if (json_object_object_get_ex(o, "overwrite_pattern", &v))
-                c->overwrite_pattern = (uint32_t) strtoul(json_object_get_string(v), NULL, 16);
+        pattern = json_string_of(o, "overwrite_pattern");
+        if (c->action == FW_ACTION_SANITIZE_OVERWRITE) {
+                char *end;
+
+                if (!pattern || c->overwrite_passes < 1 || c->overwrite_passes > 31)
+                        return -EINVAL;
+                errno = 0;
+                c->overwrite_pattern = (uint32_t) strtoul(pattern, &end, 16);
+                if (errno || *end)
+                        return -EINVAL;
+        }
         c->ause = json_bool_of(o, c->set == FW_SET_ATA ? "failure_mode" : "ause");
         c->timeout_s = (unsigned) json_int_of(o, "timeout_s", 0);
         c->estimate = json_int_of(o, "drive_estimate_s", -1);
-        if (json_object_object_get_ex(o, "temporary_password", &v))
-                snprintf(c->password, sizeof(c->password), "%s", json_object_get_string(v));
+        password = json_string_of(o, "temporary_password");
+        if (password && strlen(password) <= FW_PASSWORD_LEN)
+                snprintf(c->password, sizeof(c->password), "%s", password);
         if (c->action == FW_ACTION_NVME_FORMAT && c->ses != 1 && c->ses != 2)
                 return -EINVAL;
         if (c->action == FW_ACTION_ATA_SECURITY_ERASE && !c->password[0])

@@ -47,6 +47,8 @@ struct fw_step {
         struct job_unit u;
 };
 
+static atomic_uint fw_running;          /* threads of firmware steps not yet returned */
+
 /* splitmix64: where the markers and sample extents go, from the pass's key. */
 static uint64_t mix_next(uint64_t *s) {
         uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
@@ -551,7 +553,18 @@ static void *fw_step_main(void *arg) {
                 job_release_chunk(job, NULL, st->u.run);
         }
         free(st);
+        atomic_fetch_sub(&fw_running, 1);
         return NULL;
+}
+
+void fw_step_wait_all(void) {
+        unsigned n = atomic_load(&fw_running);
+
+        if (n > 0)
+                log_info("waiting for %u firmware erase step%s to return (a format or security erase in the drive "
+                         "ends first)", n, n == 1 ? "" : "s");
+        while (atomic_load(&fw_running) > 0)
+                usleep(10000);
 }
 
 int fw_step_spawn(struct job *job, const struct job_unit *u) {
@@ -565,9 +578,12 @@ int fw_step_spawn(struct job *job, const struct job_unit *u) {
         *st = (struct fw_step) { .job = job, .u = *u };
         pthread_attr_init(&a);
         pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        atomic_fetch_add(&fw_running, 1);
         r = -pthread_create(&t, &a, fw_step_main, st);
         pthread_attr_destroy(&a);
-        if (r < 0)
+        if (r < 0) {
+                atomic_fetch_sub(&fw_running, 1);
                 free(st);
+        }
         return r;
 }

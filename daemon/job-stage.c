@@ -374,7 +374,11 @@ static void job_checkpoint(struct job *job, unsigned run) {
         int fd = -1, r;
 
         pool_lock(job->pool);
-        if (atomic_load(&job->run) == run && !atomic_load(&job->finished) && !atomic_load(&job->abort)) {
+        /* A firmware erase's one unit is done when the drive is: nothing to record before, and a
+         * drive that is sanitizing refuses the flush a checkpoint would send. */
+        if (atomic_load(&job->run) == run && !atomic_load(&job->finished) && !atomic_load(&job->abort) &&
+            !(job->stages[atomic_load(&job->stage_index)].kind == STAGE_WRITE &&
+              pass_op_firmware(job->passes[job->stages[atomic_load(&job->stage_index)].pass].pass.op))) {
                 pthread_mutex_lock(&job->lock);
                 /* Our own descriptor: the job may end and close its own meanwhile. */
                 if (job->fd >= 0)

@@ -218,8 +218,11 @@ static int job_resolve_firmware(struct job *job, const struct device_probe *prob
                         continue;
                 }
                 if (r < 0) {
-                        snprintf(err, err_len, "%s: refusing %s: %s", job->info.node,
-                                 op == PASS_OP_SANITIZE ? "sanitize" : fw_action_name(pass_fw_action(op)), why);
+                        /* why names the action: "nvme-format: not an NVMe drive". */
+                        if (op == PASS_OP_SANITIZE)
+                                snprintf(err, err_len, "%s: refusing sanitize: %s", job->info.node, why);
+                        else
+                                snprintf(err, err_len, "%s: refusing %s", job->info.node, why);
                         return r;
                 }
                 r = job_check_namespaces(job->info.node, probe, &c, err, err_len);

@@ -181,7 +181,7 @@ jq_is "$(fw_of "$id")" '"\(.command.ses) \(.returns)"' "1 zeros" "nvme-format SE
 # sanitize on a controller without it is refused (exit 5), and nothing changed.
 fill "$NVMEF"
 expect_exit 5 wipectl wipe --yes --method sanitize "$NVMEF"
-grep -q "refusing sanitize: no sanitize: the drive supports no sanitize action" "$TEST_DIR/err" ||
+grep -q "refusing sanitize: the drive supports no sanitize action" "$TEST_DIR/err" ||
         fail "sanitize without one: $(cat "$TEST_DIR/err")"
 cmp -n $SIZE "$NVMEF" "$TEST_DIR/before.${NVMEF#/dev/}" || fail "a refused sanitize changed $NVMEF"
 
@@ -273,6 +273,7 @@ id=$(echo "$out" | jq -r '.jobs[0].id')
 drive_running() { [ "$(wipectl --json status "$id" | jq -r '.jobs[0].firmware.drive_status')" = running ]; }
 wait_until 20 "job $id: the drive's sanitize seen running" drive_running
 jq_is "$(wipectl --json status "$id")" '.jobs[0].phase' firmware "status of a running firmware step"
+wipectl status "$id" | grep -qF "firmware 1/1" || fail "status text of a running firmware step: $(wipectl status "$id")"
 kill_daemon
 jq -e '.passes[0].firmware.started' "$STATE/jobs/$id.json" >/dev/null || fail "the record does not say the sanitize started"
 start_daemon_sim

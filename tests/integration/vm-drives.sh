@@ -255,7 +255,7 @@ wiped() {
 # Sanitize: SANICAP 0) and leaves it as it was.
 filled=$(sum nvme-filled)
 [ "$filled" != "$zeros" ] || fail "the NVMe disk reads as zeros after it was filled"
-refused refuse-nvme-sanitize "$nvme: refusing sanitize: no sanitize: the drive supports no sanitize action"
+refused refuse-nvme-sanitize "$nvme: refusing sanitize: the drive supports no sanitize action"
 [ "$(sum nvme-after-refusal)" = "$filled" ] || fail "the refused sanitize changed the NVMe disk"
 
 # Format NVM: QEMU 7.2 reports FNA 0 (no crypto erase, bit 2), so the daemon sends SES 1 (user
@@ -296,10 +296,10 @@ is "$f" '.report.purge_fallback | startswith("'"$bridge"'") and endswith("; pass
         true "purge on the USB disk: the fallback named"
 
 # The SATA disk: QEMU's IDE disk has neither the security nor the sanitize feature set.
-refused refuse-sata-ata-secure-erase "$sata: refusing ata-secure-erase: ata-secure-erase: the security feature set is not supported"
-refused refuse-sata-sanitize "$sata: refusing sanitize: no sanitize: "
+refused refuse-sata-ata-secure-erase "$sata: refusing ata-secure-erase: the security feature set is not supported"
+refused refuse-sata-sanitize "$sata: refusing sanitize: the sanitize feature set is not supported"
 refused refuse-sata-sanitize "the sanitize feature set is not supported"
-refused refuse-sata-nvme-format "$sata: refusing nvme-format: nvme-format: not an NVMe drive"
+refused refuse-sata-nvme-format "$sata: refusing nvme-format: not an NVMe drive"
 
 # No refusal started a job: the daemon ran exactly these five, on these disks.
 jobs=$(section daemon-log | sed -n 's/^<[0-9]>job \([0-9]*\): \([^:]*\): started: .*/\1 \2/p' | tr '\n' ' ')

@@ -57,6 +57,7 @@ static void test_values(void **state) {
                 "worker-policy = idle\n"
                 "worker-nice = 19\n"
                 "purge-fallback = zeroout\n"
+                "hidden-area = ignore\n"
                 "allow = /dev/disk/by-id/usb-*\n"
                 "deny = /dev/sda*\n"
                 "allow = /dev/loop*\r\n"
@@ -91,6 +92,8 @@ static void test_values(void **state) {
         assert_int_equal(c.worker_nice, 19);
         assert_string_equal(c.purge_fallback, "zeroout");
         assert_int_equal(c.line[CONFFILE_PURGE_FALLBACK], 25);
+        assert_string_equal(c.hidden_area, "ignore");
+        assert_int_equal(c.line[CONFFILE_HIDDEN_AREA], 26);
         assert_int_equal(c.n_allow, 2);
         assert_string_equal(c.allow[0], "/dev/disk/by-id/usb-*");
         assert_string_equal(c.allow[1], "/dev/loop*");
@@ -99,7 +102,7 @@ static void test_values(void **state) {
         assert_string_equal(c.deny[1], "/dev/nvme0n1");
         assert_int_equal(c.line[CONFFILE_THREADS], 3);
         assert_int_equal(c.line[CONFFILE_BUFFERS], 4);
-        assert_int_equal(c.line[CONFFILE_ALLOW], 26);
+        assert_int_equal(c.line[CONFFILE_ALLOW], 27);
         for (unsigned k = 0; k < _CONFFILE_KEY_MAX; k++)
                 assert_true(c.set[k]);
         assert_string_equal(conffile_format(&c, CONFFILE_IO_SIZE, buf, sizeof(buf)), "4194304");
@@ -293,6 +296,28 @@ static void test_priority(void **state) {
                     "f.conf:2: duplicate key \"worker-policy\" (first set on line 1)");
 }
 
+/* hidden-area: restore, refuse or ignore, nothing else. */
+static void test_hidden_area(void **state) {
+        static const char *const good[] = { "restore", "refuse", "ignore" };
+        static const char *const bad[] = { "Restore", "keep", "", "restore,refuse", "0" };
+        struct conffile c = {};
+        char msg[128];
+
+        (void) state;
+        assert_true(conffile_key_reloads(CONFFILE_HIDDEN_AREA));
+        assert_string_equal(conffile_key_name(CONFFILE_HIDDEN_AREA), "hidden-area");
+        for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+                assert_int_equal(conffile_set(&c, CONFFILE_HIDDEN_AREA, good[i], msg, sizeof(msg)), 0);
+                assert_string_equal(c.hidden_area, good[i]);
+        }
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                assert_int_equal(conffile_set(&c, CONFFILE_HIDDEN_AREA, bad[i], msg, sizeof(msg)), -EINVAL);
+                assert_string_equal(c.hidden_area, "ignore");
+        }
+        assert_string_equal(msg, "unknown hidden-area policy (restore, refuse, ignore)");
+        conffile_done(&c);
+}
+
 /* purge-fallback: "refuse", or a pass the daemon writes or has the block layer do; never another
  * firmware erase (purge falls back to it because the drive has none). */
 static void test_purge_fallback(void **state) {
@@ -459,7 +484,7 @@ static void test_roundtrip(void **state) {
                 [CONFFILE_CHECKPOINT_INTERVAL] = "2.5", [CONFFILE_CHECKPOINT_BYTES] = "1G",
                 [CONFFILE_RESUME] = "manual", [CONFFILE_HISTORY_MAX_AGE] = "30", [CONFFILE_MAX_BAD] = "4K",
                 [CONFFILE_CLIENT_TIMEOUT] = "30", [CONFFILE_WORKER_POLICY] = "batch", [CONFFILE_WORKER_NICE] = "10",
-                [CONFFILE_PURGE_FALLBACK] = "zeroout",
+                [CONFFILE_PURGE_FALLBACK] = "zeroout", [CONFFILE_HIDDEN_AREA] = "refuse",
                 [CONFFILE_KEYSTREAM_BACKEND] = "gcrypt",
                 [CONFFILE_ALLOW] = "/dev/loop*", [CONFFILE_DENY] = "/dev/sd*",
         };
@@ -584,6 +609,7 @@ int main(void) {
                 cmocka_unit_test(test_errors),
                 cmocka_unit_test(test_bounds),
                 cmocka_unit_test(test_priority),
+                cmocka_unit_test(test_hidden_area),
                 cmocka_unit_test(test_purge_fallback),
                 cmocka_unit_test(test_nul),
                 cmocka_unit_test(test_check),

@@ -944,7 +944,8 @@ static void test_security_erase(void **state) {
         drive.sec_enabled = true;
         assert_int_equal(fw_ata_security_erase(-1, &c, err, sizeof(err)), -EBUSY);
         sent_is("ec");
-        assert_string_equal(err, "SECURITY ERASE UNIT: refused: security enabled: the drive has a user password already");
+        assert_string_equal(err, "SECURITY ERASE UNIT: refused: security enabled: a user password is set already, and "
+                                 "setting a temporary one would replace it (remove it first: hdparm --security-disable)");
 
         /* Enhanced without support (word 128 bit 5 clear), no security at all. */
         drive_reset();

@@ -461,42 +461,42 @@ static void test_best_refused(void **state) {
 
         (void) state;
         caps = nvme_caps();
-        expect_best_refused(&caps, false, "no firmware erase: the drive supports no sanitize action; "
+        expect_best_refused(&caps, false, "no firmware erase: sanitize: the drive supports no sanitize action; "
                             "nvme-format: the controller does not support Format NVM (OACS bit 1); "
                             "ata-secure-erase: not an ATA drive");
-        expect_best_refused(&caps, true, "no sanitize: the drive supports no sanitize action");
+        expect_best_refused(&caps, true, "the drive supports no sanitize action");
         /* Format NVM there, but only sanitize asked for. */
         caps.nvme.format = caps.nvme.format_crypto = true;
-        expect_best_refused(&caps, true, "no sanitize: the drive supports no sanitize action");
+        expect_best_refused(&caps, true, "the drive supports no sanitize action");
         expect_best(&caps, false, FW_ACTION_NVME_FORMAT);
 
         caps = scsi_caps();
         caps.scsi.format_unit = true;
-        expect_best_refused(&caps, false, "no firmware erase: the drive supports no sanitize action; "
+        expect_best_refused(&caps, false, "no firmware erase: sanitize: the drive supports no sanitize action; "
                             "nvme-format: not an NVMe drive; ata-secure-erase: not an ATA drive");
-        expect_best_refused(&caps, true, "no sanitize: the drive supports no sanitize action");
+        expect_best_refused(&caps, true, "the drive supports no sanitize action");
 
         /* ATA with the sanitize feature set but no action in it, security frozen. */
         caps = ata_caps();
         caps.ata.sanitize_supported = true;
         caps.ata.security_supported = caps.ata.security_frozen = true;
-        expect_best_refused(&caps, false, "no firmware erase: the drive supports no sanitize action; "
+        expect_best_refused(&caps, false, "no firmware erase: sanitize: the drive supports no sanitize action; "
                             "nvme-format: not an NVMe drive; ata-secure-erase: security frozen: the drive "
                             "refuses SECURITY ERASE UNIT until it is power-cycled (the firmware or the "
                             "operating system froze it at boot)");
 
         /* ATA without the sanitize feature set: that is the reason given. */
         caps = ata_caps();
-        expect_best_refused(&caps, true, "no sanitize: sanitize-overwrite: the sanitize feature set is not supported");
+        expect_best_refused(&caps, true, "the sanitize feature set is not supported");
 
         /* A locked ATA drive: the lock is why, for sanitize as for security erase. */
         caps = ata_caps();
         caps.ata.sanitize_supported = caps.ata.sanitize_crypto = caps.ata.sanitize_block = true;
         caps.ata.security_supported = caps.ata.security_enabled = caps.ata.security_locked = true;
-        expect_best_refused(&caps, false, "no firmware erase: sanitize-overwrite: security locked: the drive "
+        expect_best_refused(&caps, false, "no firmware erase: sanitize: security locked: the drive "
                             "aborts SANITIZE until it is unlocked; nvme-format: not an NVMe drive; "
                             "ata-secure-erase: security locked: the drive is locked with a password we do not know");
-        expect_best_refused(&caps, true, "no sanitize: sanitize-overwrite: security locked: the drive aborts "
+        expect_best_refused(&caps, true, "security locked: the drive aborts "
                             "SANITIZE until it is unlocked");
 
         /* Refused, or no command set: that alone. */
