@@ -94,7 +94,9 @@ static void cmd_wipe_describe(const struct cmd_wipe_settings *w, const char *def
                                         "checked that way, not against a pattern\n");
                         break;
                 }
-        if (mode == VERIFY_NONE)
+        if (count > 0 && pass_op_firmware(passes[count - 1].op))
+                fprintf(stderr, "Verify:  the firmware erase's proof: its markers and a sample are read back after it\n");
+        else if (mode == VERIFY_NONE)
                 fprintf(stderr, "Verify:  nothing is read back (--verify none)\n");
         else if (mode == VERIFY_LAST)
                 fprintf(stderr, "Verify:  every byte is read back after the last pass\n");

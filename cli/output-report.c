@@ -380,6 +380,10 @@ static void output_report_verification(struct json_object *rep) {
                output_size_exact(a, sizeof(a), (uint64_t) (bytes > 0 ? bytes : 0)),
                output_get_double(v, "coverage_percent", 0));
         printf("    Result:      %s\n", output_get_string(v, "result", "?"));
+        if (output_get_string(v, "by", NULL)) {
+                output_escape(output_get_string(v, "by", ""), false, a, sizeof(a));
+                printf("    By:          %s\n", a);
+        }
         if (output_get_int(v, "mismatched_sectors", 0) > 0)
                 output_mismatches(v, "    Mismatches:", 17, sector);
         else if (strcmp(output_get_string(v, "result", ""), "not run") != 0)

@@ -490,7 +490,15 @@ static struct json_object *verification_json(struct job *job) {
                    mode == VERIFY_SAMPLE ? job->sample.bytes : job->info.size;
         json_add(o, "coverage_bytes", json_object_new_uint64(coverage));
         json_add(o, "coverage_percent", json_fixed(job->info.size ? 100.0 * (double) coverage / (double) job->info.size : 0, 3));
-        json_add(o, "result", json_object_new_string(!latest ? "not run" : latest->mismatched ? "failed" : "passed"));
+        if (pass_op_firmware(job->passes[job->n_passes - 1].pass.op)) {
+                /* A firmware erase is checked by its own proof, not read back against a pattern. */
+                const struct job_fw *f = &job->passes[job->n_passes - 1].fw;
+
+                json_add(o, "by", json_object_new_string("firmware erase proof: markers and a sample (passes[].firmware)"));
+                json_add(o, "result", json_object_new_string(!f->proven ? "not run" :
+                                                             f->markers_survived || f->samples_unchanged ? "failed" : "passed"));
+        } else
+                json_add(o, "result", json_object_new_string(!latest ? "not run" : latest->mismatched ? "failed" : "passed"));
         json_add(o, "mismatched_sectors", json_object_new_uint64(latest ? latest->mismatched : 0));
         json_add(o, "first_mismatches", latest ? offsets_json(latest) : json_object_new_array());
         for (size_t i = 0; i < job->n_runs; i++)

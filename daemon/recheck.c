@@ -169,6 +169,15 @@ int recheck_resume(struct job *job, int fd, const struct device_signature *sigs,
 
         if (sectors == 0 || job->ckpt.stage >= job->n_stages)
                 return 0;
+        /* A firmware erase to run or running: the markers it wrote are on the device, and the drive
+         * may have erased it meanwhile. Nothing written is expected there any more: the step asks
+         * the drive, and its proof checks what the drive left. */
+        if (job->stages[job->ckpt.stage].kind == STAGE_WRITE &&
+            pass_op_firmware(job->passes[job->stages[job->ckpt.stage].pass].pass.op)) {
+                log_info("job %" PRIu64 ": %s: resumed at a firmware erase: nothing read back before it (its proof "
+                         "follows it)", job->id, job->info.node);
+                return 0;
+        }
         r = recheck_init(&rc, job, fd);
         if (r < 0)
                 return r;

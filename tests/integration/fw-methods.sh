@@ -21,6 +21,8 @@ NVMEF=$(make_loop $SIZE)        # Format NVM without crypto: SES 1, erase patter
 NVMEFAIL=$(make_loop $SIZE)     # every sanitize fails
 NVMESTUCK=$(make_loop $SIZE)    # a sanitize that stays at 10 %
 NVMELONG=$(make_loop $SIZE)     # a sanitize long enough to kill the daemon under it
+NVMELONG2=$(make_loop $SIZE)    # the same, after a random pass, done while the daemon is away
+NVMEPAUSE=$(make_loop $SIZE)    # a sanitize to pause, resume and cancel
 ATA=$(make_loop $SIZE)          # security erase (enhanced) and sanitize
 ATAFROZEN=$(make_loop $SIZE)    # security frozen
 ATALONG=$(make_loop $SIZE)      # a security erase long enough to interrupt
@@ -60,6 +62,15 @@ sanitize = block
 est_block = 8
 sanitize_seconds = 8
 erase_pattern = 0
+[$NVMELONG2]
+type = nvme
+sanitize = block
+sanitize_seconds = 3
+erase_pattern = 0
+[$NVMEPAUSE]
+type = nvme
+sanitize = crypto
+sanitize_seconds = 5
 [$ATA]
 type = ata
 security = yes
@@ -117,8 +128,9 @@ if same:
     sys.exit(1)
 PY
 }
-# The report's firmware part of pass 1.
+# The report's firmware part of pass 1 (or of pass N).
 fw_of() { wipectl --json report "$1" | jq -c '.passes[0].firmware'; }
+fw_of_pass() { wipectl --json report "$1" | jq -c ".passes[$2].firmware"; }
 
 start_daemon_sim
 
@@ -285,6 +297,48 @@ jq_starts "$fw" '.resume_note' "resumed: the drive's sanitize-block is still run
         "resumed sanitize"
 jq_is "$fw" '"\(.proven) \(.markers_survived)"' "true 0" "resumed sanitize proof"
 jq_is "$(wipectl --json report "$id")" '.interruptions' 1 "interruptions"
+
+# A random pass, then a sanitize that ends while the daemon is away: the resume reads nothing back
+# against the random pass (the markers and the drive changed it), asks the drive, and proves it.
+fill "$NVMELONG2"
+out=$(wipectl --json wipe --yes --no-wait --passes random,sanitize-block "$NVMELONG2") || fail "random,sanitize exited $?: $out"
+id=$(echo "$out" | jq -r '.jobs[0].id')
+wait_until 20 "job $id: the drive's sanitize seen running" drive_running
+kill_daemon
+sleep 4                        # the drive's 3 s pass, while nobody asks
+start_daemon_sim
+state=$(wait_state "$id" 'running|done|failed' 20) || fail "job $id not resumed: $state"
+[ "$(wait_job "$id" 60)" = done ] || fail "job $id after the restart: $(wipectl --json status "$id")"
+jq_starts "$(fw_of_pass "$id" 1)" '.resume_note' "resumed: the drive's sanitize-block completed while the daemon was away" \
+        "sanitize done while away"
+cmp -n $SIZE "$NVMELONG2" /dev/zero || fail "$NVMELONG2 does not read zeros after the sanitize"
+grep -qF "job $id: $NVMELONG2: resumed at a firmware erase: nothing read back before it" "$TEST_DIR/daemon.log" ||
+        fail "job $id: the resume check ran against the random pass"
+
+# Pause during a sanitize: the step stops following at once (the drive goes on), resume follows
+# it again; cancel during one ends the job cancelled, and the log says the drive goes on.
+fill "$NVMEPAUSE"
+out=$(wipectl --json wipe --yes --no-wait --method sanitize "$NVMEPAUSE") || fail "pause sanitize exited $?: $out"
+id=$(echo "$out" | jq -r '.jobs[0].id')
+wait_until 20 "job $id: the drive's sanitize seen running" drive_running
+out=$(wipectl --json pause "$id") || fail "pause $id exited $?: $out"
+[ "$(job_field "$id" state)" = paused ] || fail "job $id after pause: $(job_field "$id" state)"
+grep -qF "job $id: $NVMEPAUSE: stopped while the drive's sanitize-crypto runs: it goes on in the drive" \
+        "$TEST_DIR/daemon.log" || fail "job $id: the pause does not say the drive goes on"
+wipectl resume "$id" >/dev/null || fail "resume $id exited $?"
+[ "$(wait_job "$id" 60)" = done ] || fail "job $id after resume: $(wipectl --json status "$id")"
+jq_is "$(fw_of "$id")" '"\(.proven) \(.markers_survived) \(.resume_note | test("^resumed: the drive.s sanitize-crypto"))"' \
+        "true 0 true" "paused and resumed sanitize"
+all_changed "$NVMEPAUSE" "after a paused and resumed sanitize"
+out=$(wipectl --json wipe --yes --no-wait --method sanitize "$NVMEPAUSE") || fail "cancel sanitize exited $?: $out"
+id=$(echo "$out" | jq -r '.jobs[0].id')
+wait_until 20 "job $id: the drive's sanitize seen running" drive_running
+wipectl cancel "$id" >/dev/null || fail "cancel $id exited $?"
+[ "$(wait_job "$id" 20)" = cancelled ] || fail "job $id after cancel: $(job_field "$id" state)"
+grep -qF "job $id: $NVMEPAUSE: stopped while the drive's sanitize-crypto runs" "$TEST_DIR/daemon.log" ||
+        fail "job $id: the cancel does not say the drive goes on"
+jq_is "$(wipectl --json report "$id")" '"\(.nist_category) \(.passes[0].firmware.started) \(.passes[0].firmware.proven)"' \
+        "Clear true false" "cancelled sanitize's report"
 
 # --- an ATA password left set by an interrupted security erase is removed on resume --------------
 # The daemon is killed during the erase. A drive that loses power during SECURITY ERASE UNIT comes
