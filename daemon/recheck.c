@@ -82,14 +82,15 @@ static bool in_bad_range(const struct job *job, uint64_t off, uint64_t len) {
         return false;
 }
 
-/* The last pass the job's stages before stage i wrote whole, or -1. */
+/* The last pass the job's stages before stage i wrote whole, or -1; -1 too when that pass is a
+ * firmware erase, which leaves what the drive chooses (nothing known to compare with). */
 static int pass_before(const struct job *job, unsigned i) {
         int p = -1;
 
         for (unsigned k = 0; k < i && k < job->n_stages; k++)
                 if (job->stages[k].kind == STAGE_WRITE)
                         p = (int) job->stages[k].pass;
-        return p;
+        return p >= 0 && pass_op_firmware(job->passes[p].pass.op) ? -1 : p;
 }
 
 /* The passes whose bytes may be at off after the checkpoint, in *a and *b (-1: none): a unit the

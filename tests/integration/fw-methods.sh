@@ -315,6 +315,19 @@ cmp -n $SIZE "$NVMELONG2" /dev/zero || fail "$NVMELONG2 does not read zeros afte
 grep -qF "job $id: $NVMELONG2: resumed at a firmware erase: nothing read back before it" "$TEST_DIR/daemon.log" ||
         fail "job $id: the resume check ran against the random pass"
 
+# A sanitize, then a random pass interrupted half-way: the resume check knows nothing of what the
+# sanitize left where the random pass has not been, and checks only what it wrote.
+fill "$NVME"
+out=$(wipectl --json wipe --yes --no-wait --passes sanitize-crypto,random --verify last --max-rate 4M "$NVME") ||
+        fail "sanitize,random exited $?: $out"
+id=$(echo "$out" | jq -r '.jobs[0].id')
+wait_bytes "$id" $((SIZE + SIZE / 4)) 60 || fail "job $id: the random pass did not get going"
+kill_daemon
+start_daemon_sim
+state=$(wait_state "$id" 'running|done|failed' 20) || fail "job $id not resumed: $state"
+[ "$(wait_job "$id" 60)" = done ] || fail "job $id after the restart: $(wipectl --json status "$id")"
+jq_is "$(wipectl --json report "$id")" '"\(.passes[1].verified.result) \(.nist_category)"' "passed Purge" "sanitize,random"
+
 # Pause during a sanitize: the step stops following at once (the drive goes on), resume follows
 # it again; cancel during one ends the job cancelled, and the log says the drive goes on.
 fill "$NVMEPAUSE"
@@ -357,8 +370,9 @@ grep -qF "$ATAHPA2: refusing: a host protected area hides $((40000 - SIZE / 512)
         fail "hidden-area = refuse: $(cat "$TEST_DIR/err")"
 out=$(wipectl --json wipe --yes --no-wait --method ata-secure-erase "$ATALONG") || fail "ATALONG erase exited $?: $out"
 id=$(echo "$out" | jq -r '.jobs[0].id')
-fw_started() { [ "$(wipectl --json status "$id" | jq -r '.jobs[0].firmware.started')" = true ]; }
-wait_until 20 "job $id: the security erase started" fw_started
+# Started as the record on disk says it (it is written before the first command is sent).
+fw_recorded() { jq -e '.passes[0].firmware.started' "$STATE/jobs/$id.json" >/dev/null 2>&1; }
+wait_until 20 "job $id: the security erase recorded as started" fw_recorded
 kill_daemon
 pw=$(jq -r '.passes[0].firmware.command.temporary_password' "$STATE/jobs/$id.json")
 [[ $pw == wiped-* ]] || fail "the record holds no temporary password: $pw"
