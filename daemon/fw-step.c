@@ -420,10 +420,11 @@ static void fw_note(struct job *job, struct job_pass *p, const char *what) {
         log_warning("job %" PRIu64 ": %s: %s", job->id, job->info.node, what);
 }
 
-/* The step. 0 done; 1 stopped (abort) while the drive goes on; -errno failed (msg). */
+/* The step. 0 done; 1 stopped (abort) while the drive goes on; 2 stopped before anything was sent;
+ * -errno failed (msg). */
 static int fw_step_run(struct job *job, struct job_pass *p, uint64_t base, char *msg, size_t n) {
         _cleanup_free_ uint8_t *buf = NULL, *want = NULL;
-        bool background = fw_action_background(p->fw.cmd.action), send = true;
+        bool background = fw_action_background(p->fw.cmd.action), send = true, resumed = p->fw.started;
         const char *name = fw_action_name(p->fw.cmd.action);
         int r;
 
@@ -493,8 +494,17 @@ static int fw_step_run(struct job *job, struct job_pass *p, uint64_t base, char 
                         return -EIO;
                 }
         }
-        if (atomic_load(&job->abort) && send)
-                return 1;
+        if (atomic_load(&job->abort) && send) {
+                /* Stopped before anything reached the drive: the record says so again. */
+                if (!resumed) {
+                        pthread_mutex_lock(&job->lock);
+                        p->fw.started = false;
+                        p->fw.started_at = 0;
+                        job->dirty = true;
+                        pthread_mutex_unlock(&job->lock);
+                }
+                return 2;
+        }
 
         if (send) {
                 char err[512];
@@ -544,7 +554,10 @@ static void *fw_step_main(void *arg) {
                 atomic_store(&job->last_ok_ns, mono_ns());
                 job_release_chunk(job, &st->u, st->u.run);
         } else {
-                if (r == 1)
+                if (r == 2)
+                        log_info("job %" PRIu64 ": %s: stopped before %s was sent", job->id, job->info.node,
+                                 fw_action_name(p->fw.cmd.action));
+                else if (r == 1)
                         log_warning("job %" PRIu64 ": %s: stopped while the drive's %s runs: it goes on in the drive "
                                     "(it cannot be stopped); a resume follows it", job->id, job->info.node,
                                     fw_action_name(p->fw.cmd.action));

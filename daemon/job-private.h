@@ -30,6 +30,16 @@ void job_end_aborted(struct job *job, unsigned run);
 /* End a stopped job (paused or interrupted) for good in state s (main thread). */
 void job_end_stopped(struct job *job, enum job_state s, int error, const char *why);
 
+/* ---- job-firmware.c: the firmware side of a submit (main thread) ---- */
+/* Resolve the job's firmware erase passes for the probed drive (sanitize and purge into its
+ * strongest command, purge's fallback; every namespace such a command erases must pass the
+ * refusals). 0, or -errno with why in err; nothing is sent to the drive. */
+int job_resolve_firmware(struct job *job, const struct device_probe *probe, char *err, size_t err_len);
+/* An ATA drive's hidden area, by hidden-area: a host protected area restored (probe->id.size
+ * becomes what the kernel sees after), the submit refused, or only recorded in *h. 0 or -errno
+ * with why in err. */
+int job_hidden_area(struct device_probe *probe, int fd, struct job_hidden_area *h, char *err, size_t err_len);
+
 /* ---- job-stage.c: plan and units (main thread), claims and stage ends (workers, flusher) ---- */
 /* Bytes a stage writes or reads; units of a stage. */
 uint64_t stage_bytes(const struct job *job, const struct stage *st);

@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,7 +14,6 @@
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <linux/fs.h>
 #include <openssl/crypto.h>
 
@@ -23,7 +21,6 @@
 #include "clock.h"
 #include "daemon-config.h"
 #include "daemon.h"
-#include "fw-ata.h"
 #include "job-private.h"
 #include "units.h"
 
@@ -107,214 +104,6 @@ void job_free_all(void) {
         jobs_tail = NULL;
         graveyard_sweep(0, true);
         job_set_state_dir(NULL);
-}
-
-/* The firmware action of a pass that names one. */
-static enum fw_action pass_fw_action(enum pass_op op) {
-        switch (op) {
-        case PASS_OP_SANITIZE_CRYPTO:
-                return FW_ACTION_SANITIZE_CRYPTO;
-        case PASS_OP_SANITIZE_BLOCK:
-                return FW_ACTION_SANITIZE_BLOCK;
-        case PASS_OP_SANITIZE_OVERWRITE:
-                return FW_ACTION_SANITIZE_OVERWRITE;
-        case PASS_OP_NVME_FORMAT:
-                return FW_ACTION_NVME_FORMAT;
-        case PASS_OP_ATA_SECURE_ERASE:
-                return FW_ACTION_ATA_SECURITY_ERASE;
-        default:
-                return FW_ACTION_NONE;
-        }
-}
-
-static enum pass_op fw_action_pass_op(enum fw_action a) {
-        switch (a) {
-        case FW_ACTION_SANITIZE_CRYPTO:
-                return PASS_OP_SANITIZE_CRYPTO;
-        case FW_ACTION_SANITIZE_BLOCK:
-                return PASS_OP_SANITIZE_BLOCK;
-        case FW_ACTION_SANITIZE_OVERWRITE:
-                return PASS_OP_SANITIZE_OVERWRITE;
-        case FW_ACTION_NVME_FORMAT:
-                return PASS_OP_NVME_FORMAT;
-        case FW_ACTION_ATA_SECURITY_ERASE:
-                return PASS_OP_ATA_SECURE_ERASE;
-        case FW_ACTION_NONE:
-                break;
-        }
-        return PASS_OP_WRITE;
-}
-
-/* A command that acts on every namespace of an NVMe controller: every other namespace must pass
- * the refusals a wipe of it would meet. 0, or -EBUSY with the ones that do not in err. */
-static int job_check_namespaces(const char *node, const struct device_probe *probe, const struct fw_command *c, char *err,
-                                size_t err_len) {
-        char **ns = probe->firmware.nvme.namespaces;
-        size_t used = 0;
-        int r = 0;
-
-        if (!c->all_namespaces || !ns)
-                return 0;
-        for (size_t i = 0; ns[i]; i++) {
-                struct device_probe other;
-
-                if (strcmp(ns[i], node) == 0)
-                        continue;
-                if (device_probe(ns[i], job_wiping, &other) < 0) {
-                        device_probe_done(&other);
-                        return -ENOMEM;
-                }
-                if (other.refusal) {
-                        if (r == 0)
-                                used = (size_t) snprintf(err, err_len, "%s: refusing %s: it acts on every namespace of the "
-                                                         "controller, and not all of them may be wiped:",
-                                                         node, fw_action_name(c->action));
-                        if (used < err_len)
-                                used += (size_t) snprintf(err + used, err_len - used, " %s",
-                                                          other.refusal_msg ? other.refusal_msg : ns[i]);
-                        r = -EBUSY;
-                }
-                device_probe_done(&other);
-        }
-        return r;
-}
-
-/* Resolve the firmware erase passes for this drive: sanitize and purge into the strongest command
- * it has (purge: or its fallback pass), every other into its command, each checked against what
- * the probe found. 0, or -errno with why in err (nothing was sent to the drive). */
-static int job_resolve_firmware(struct job *job, const struct device_probe *probe, char *err, size_t err_len) {
-        for (unsigned i = 0; i < job->n_passes; i++) {
-                struct job_pass *p = &job->passes[i];
-                enum pass_op op = p->pass.op;
-                struct fw_command c;
-                char why[768];
-                int r;
-
-                if (!pass_op_firmware(op))
-                        continue;
-                if (op == PASS_OP_SANITIZE || op == PASS_OP_PURGE)
-                        r = fw_resolve_best(&probe->firmware, op == PASS_OP_SANITIZE, &c, why, sizeof(why));
-                else
-                        r = fw_resolve(&probe->firmware, pass_fw_action(op), &c, why, sizeof(why));
-                if (r < 0 && op == PASS_OP_PURGE) {
-                        const char *fb = config_purge_fallback();
-
-                        if (strcmp(fb, "refuse") == 0) {
-                                snprintf(err, err_len, "%s: refusing purge: %s (and purge-fallback is refuse)",
-                                         job->info.node, why);
-                                return r;
-                        }
-                        /* The fallback writes: Clear, not Purge, and the report says so. */
-                        if (pass_parse(fb, &p->pass) < 0 || pass_op_firmware(p->pass.op)) {
-                                snprintf(err, err_len, "%s: refusing purge: the fallback \"%s\" is not a pass", job->info.node, fb);
-                                return -EINVAL;
-                        }
-                        free(job->purge_fallback);
-                        if (asprintf(&job->purge_fallback, "%s; pass %u is the fallback %s (NIST SP 800-88 Clear)", why,
-                                     i + 1, fb) < 0) {
-                                job->purge_fallback = NULL;
-                                return -ENOMEM;
-                        }
-                        continue;
-                }
-                if (r < 0) {
-                        /* why names the action: "nvme-format: not an NVMe drive". */
-                        if (op == PASS_OP_SANITIZE)
-                                snprintf(err, err_len, "%s: refusing sanitize: %s", job->info.node, why);
-                        else
-                                snprintf(err, err_len, "%s: refusing %s", job->info.node, why);
-                        return r;
-                }
-                r = job_check_namespaces(job->info.node, probe, &c, err, err_len);
-                if (r < 0)
-                        return r;
-                if (c.action == FW_ACTION_ATA_SECURITY_ERASE) {
-                        uint8_t b[8];
-
-                        /* A temporary user password of its own, recorded before it is set. */
-                        if (getrandom(b, sizeof(b), 0) != sizeof(b))
-                                return errno ? -errno : -EIO;
-                        snprintf(c.password, sizeof(c.password), "wiped-%02x%02x%02x%02x%02x%02x%02x%02x", b[0], b[1],
-                                 b[2], b[3], b[4], b[5], b[6], b[7]);
-                }
-                p->pass.op = fw_action_pass_op(c.action);
-                p->fw.cmd = c;
-        }
-        return 0;
-}
-
-/* An ATA drive's hidden area, by the configuration's hidden-area: a host protected area restored
- * to the native max (READ NATIVE MAX ADDRESS and SET MAX ADDRESS, permanent, as hdparm -N p) and
- * the kernel told to read the disk's size again; or the submit refused; or only recorded. A device
- * configuration overlay, or a limit set by ACCESSIBLE MAX ADDRESS CONFIGURATION, is not undone
- * here (their commands can change more than the size): refused unless hidden-area is ignore.
- * probe->id.size becomes what the kernel sees afterwards. 0, or -errno with why in err. */
-static int job_hidden_area(struct device_probe *probe, int fd, struct job_hidden_area *h, char *err, size_t err_len) {
-        const struct fw_ata_caps *a = &probe->firmware.ata;
-        const char *policy = config_hidden_area(), *node = probe->id.node;
-        uint64_t hpa, dco, size = 0;
-        char e[512], path[64];
-        int r, sfd;
-
-        *h = (struct job_hidden_area) {};
-        if (probe->firmware.set != FW_SET_ATA || a->current_max == 0)
-                return 0;
-        hpa = a->native_max > a->current_max ? a->native_max - a->current_max : 0;
-        dco = a->native_max && a->dco_max > a->native_max ? a->dco_max - a->native_max : 0;
-        if (!hpa && !dco)
-                return 0;
-        *h = (struct job_hidden_area) { .found = true, .current_max = a->current_max, .native_max = a->native_max,
-                                        .dco_max = a->dco_max, .size_before = probe->id.size,
-                                        .size_after = probe->id.size };
-        if (strcmp(policy, "ignore") == 0) {
-                snprintf(h->action, sizeof(h->action), "ignored");
-                log_warning("%s: %" PRIu64 " sectors hidden (%s; hidden-area = ignore): they are not wiped", node,
-                            hpa + dco, hpa ? "a host protected area" : "a device configuration overlay");
-                return 0;
-        }
-        if (strcmp(policy, "refuse") == 0) {
-                snprintf(err, err_len, "%s: refusing: %s hides %" PRIu64 " sectors (current max %" PRIu64 ", native max %"
-                         PRIu64 "%s) and hidden-area is refuse", node, hpa ? "a host protected area" :
-                         "a device configuration overlay", hpa + dco, a->current_max, a->native_max,
-                         dco ? ", and a device configuration overlay hides more" : "");
-                return -EBUSY;
-        }
-        if (dco) {
-                snprintf(err, err_len, "%s: refusing: a device configuration overlay hides %" PRIu64 " sectors (DCO max %"
-                         PRIu64 ", native max %" PRIu64 "); wiped does not send DEVICE CONFIGURATION RESTORE, which resets "
-                         "the drive's features too (hdparm --dco-restore does); hidden-area = ignore wipes what is visible",
-                         node, dco, a->dco_max, a->native_max);
-                return -EBUSY;
-        }
-        if (!a->hpa_supported) {
-                snprintf(err, err_len, "%s: refusing: an accessible max address configuration hides %" PRIu64 " sectors; "
-                         "wiped does not send SET ACCESSIBLE MAX ADDRESS (hdparm -N does); hidden-area = ignore wipes "
-                         "what is visible", node, hpa);
-                return -EBUSY;
-        }
-        r = fw_ata_restore_native_max(fd, a->native_max, a->lba48, e, sizeof(e));
-        if (r < 0) {
-                snprintf(err, err_len, "%s: refusing: a host protected area hides %" PRIu64 " sectors and cannot be "
-                         "restored: %s", node, hpa, e);
-                return r;
-        }
-        snprintf(h->action, sizeof(h->action), "restored");
-        /* The kernel reads the disk's size again (sd: its device's rescan). */
-        snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/device/rescan", major(probe->id.rdev), minor(probe->id.rdev));
-        sfd = open(path, O_WRONLY | O_CLOEXEC);
-        if (sfd >= 0) {
-                (void) !write(sfd, "1", 1);
-                close(sfd);
-        }
-        if (ioctl(fd, BLKGETSIZE64, &size) == 0)
-                h->size_after = probe->id.size = size;
-        if (h->size_after < a->native_max * probe->id.logical_sector)
-                snprintf(h->note, sizeof(h->note), "the kernel sees %" PRIu64 " bytes, not the %" PRIu64 " the drive has "
-                         "now: the restored sectors are not overwritten (a firmware erase covers them)", h->size_after,
-                         a->native_max * probe->id.logical_sector);
-        log_warning("%s: a host protected area of %" PRIu64 " sectors was restored (native max %" PRIu64 ")%s%s", node,
-                    hpa, a->native_max, h->note[0] ? ": " : "", h->note);
-        return 0;
 }
 
 /* Create a job for a probed device (takes the identity and signatures of the probe). Returns
