@@ -377,6 +377,27 @@ static void output_firmware_scsi(struct json_object *scsi, const char *indent, i
 }
 
 /* The FIRMWARE object of a probe: the command set and what it offers, or why none is sent. */
+/* "  Methods:" the firmware methods this drive would run now ("purge = sanitize-crypto"), and
+ * "  Purge:" what purge does when it has none. */
+static void output_firmware_methods(struct json_object *methods, const char *indent, int width) {
+        static const char *const names[] = { "sanitize-crypto", "sanitize-block", "sanitize-overwrite", "nvme-format",
+                                             "ata-secure-erase" };
+        char list[256] = "", a[512];
+        size_t used = 0;
+
+        if (!methods)
+                return;
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+                if (output_get_string(output_get_object(methods, names[i]), "command", NULL) && used < sizeof(list))
+                        used += (size_t) snprintf(list + used, sizeof(list) - used, "%s%s", used ? ", " : "", names[i]);
+        if (used)
+                output_field(indent, width, "  Methods:", "%s; purge sends %s", list,
+                             output_get_string(output_get_object(methods, "purge"), "command", "?"));
+        else
+                output_field(indent, width, "  Methods:", "none: purge writes its fallback (%s)",
+                             output_field_string(output_get_object(methods, "purge"), "refused", false, a, sizeof(a)));
+}
+
 static void output_firmware_text(struct json_object *fw, const char *indent, int width) {
         const char *set = output_get_string(fw, "command_set", "none");
         char a[512];
@@ -395,6 +416,7 @@ static void output_firmware_text(struct json_object *fw, const char *indent, int
                 output_field(indent, width, "Firmware:", "no erase commands reach it (neither NVMe nor SCSI/ATA pass-through)");
         if (output_get_string(fw, "error", NULL))
                 output_field(indent, width, "  Not read:", "%s", output_field_string(fw, "error", false, a, sizeof(a)));
+        output_firmware_methods(output_get_object(fw, "methods"), indent, width);
 }
 
 void output_signatures_text(struct json_object *signatures, const char *indent) {

@@ -127,6 +127,36 @@ void fw_caps_done(struct fw_caps *c) {
         *c = (struct fw_caps) {};
 }
 
+/* What each firmware method would send to this drive now, or why it would be refused:
+ * {"sanitize": {"command": "sanitize-crypto"} or {"refused": "..."}, ..., "purge": ...}. */
+static struct json_object *fw_methods_json(const struct fw_caps *c) {
+        static const char *const names[] = { "sanitize", "sanitize-crypto", "sanitize-block", "sanitize-overwrite",
+                                             "nvme-format", "ata-secure-erase", "purge" };
+        struct json_object *o = json_object_new_object();
+
+        for (size_t i = 0; o && i < sizeof(names) / sizeof(names[0]); i++) {
+                struct json_object *m = json_object_new_object();
+                struct fw_command cmd;
+                char why[768];
+                int r;
+
+                if (i == 0 || i + 1 == sizeof(names) / sizeof(names[0]))
+                        r = fw_resolve_best(c, i == 0, &cmd, why, sizeof(why));
+                else {
+                        r = fw_resolve(c, fw_action_from_name(names[i]), &cmd, why, sizeof(why));
+                        /* The reason without the method's name in front. */
+                        if (r < 0 && strncmp(why, names[i], strlen(names[i])) == 0 && why[strlen(names[i])] == ':')
+                                memmove(why, why + strlen(names[i]) + 2, strlen(why + strlen(names[i]) + 2) + 1);
+                }
+                if (r == 0)
+                        json_object_object_add(m, "command", json_object_new_string(fw_action_name(cmd.action)));
+                else
+                        json_object_object_add(m, "refused", json_object_new_string(why));
+                json_object_object_add(o, names[i], m);
+        }
+        return o;
+}
+
 struct json_object *fw_caps_json(const struct fw_caps *c) {
         struct json_object *o = json_object_new_object();
 
@@ -138,5 +168,6 @@ struct json_object *fw_caps_json(const struct fw_caps *c) {
         json_object_object_add(o, "nvme", c->set == FW_SET_NVME ? fw_nvme_json(&c->nvme) : NULL);
         json_object_object_add(o, "ata", c->set == FW_SET_ATA ? fw_ata_json(&c->ata) : NULL);
         json_object_object_add(o, "scsi", c->set == FW_SET_SCSI ? fw_scsi_json(&c->scsi) : NULL);
+        json_object_object_add(o, "methods", fw_methods_json(c));
         return o;
 }

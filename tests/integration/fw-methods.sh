@@ -140,6 +140,17 @@ for m in sanitize sanitize-crypto sanitize-block sanitize-overwrite nvme-format 
         jq_is "$methods" '.methods[] | select(.name == "'$m'") | .passes | join(",")' "$m" "method $m"
 done
 
+# --- probe: what each method would send to each drive, or why not ------------------------------
+m=$(wipectl --json probe "$NVME" | jq -c .devices[0].erase.firmware.methods) || fail "probe $NVME"
+jq_is "$m" '"\(.sanitize.command) \(.purge.command) \(."nvme-format".command) \(."ata-secure-erase".refused)"' \
+        "sanitize-crypto sanitize-crypto nvme-format not an ATA drive" "probe methods of $NVME"
+m=$(wipectl --json probe "$PLAIN" | jq -c .devices[0].erase.firmware.methods) || fail "probe $PLAIN"
+jq_starts "$m" '.purge.refused' "the device answers no firmware erase command" "probe methods of $PLAIN"
+wipectl probe "$NVME" | grep -qF "Methods:       sanitize-crypto, sanitize-block, sanitize-overwrite, nvme-format; purge sends sanitize-crypto" ||
+        fail "probe text of $NVME: $(wipectl probe "$NVME")"
+wipectl probe "$ATAFROZEN" | grep -qF "Methods:       none: purge writes its fallback" ||
+        fail "probe text of $ATAFROZEN: $(wipectl probe "$ATAFROZEN")"
+
 # --- sanitize on NVMe: the strongest action (crypto erase); Purge; proof; bytes all changed ----
 fill "$NVME"
 out=$(wipectl --json wipe --yes --method sanitize "$NVME") || fail "sanitize exited $?: $out"
