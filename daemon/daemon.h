@@ -197,6 +197,7 @@ struct job_hidden_area {
         char action[24];                /* "restored", "ignored" */
         uint64_t size_before, size_after;  /* bytes the kernel saw before and after */
         char note[200];                 /* what did not go as planned */
+        bool restore_pending, lba48;    /* at submit: to restore once every check passed (48-bit) */
 };
 
 /* A firmware erase pass (pass_op_firmware): the command, and what became of it (job lock).
@@ -571,8 +572,9 @@ struct json_object *state_backends_json(unsigned bits);
  * it (job_release_chunk) when the erase is done, failed or stopped. 0 or -errno. */
 int fw_step_spawn(struct job *job, const struct job_unit *u);
 /* At shutdown, after every job was told to stop: wait until every firmware step's thread returned
- * (a sanitize is left to the drive at once; a format or security erase ends first). */
-void fw_step_wait_all(void);
+ * (a sanitize is left to the drive at once; a format or security erase ends first), calling tick
+ * (main thread: the records) every 100 ms meanwhile. */
+void fw_step_wait_all(void (*tick)(void));
 
 /* pool.c: the worker threads and the jobs they serve (worker.c, worker-check.c run the threads) */
 struct pool_config {

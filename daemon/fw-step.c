@@ -28,6 +28,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <linux/nvme_ioctl.h>
 #include <openssl/evp.h>
 
 #include "cleanup.h"
@@ -411,6 +413,32 @@ static int fw_follow(struct job *job, struct job_pass *p, uint64_t base, char *m
         }
 }
 
+/* The command was not sent after all: the record must not say it started. */
+static void fw_unstart(struct job *job, struct job_pass *p) {
+        pthread_mutex_lock(&job->lock);
+        p->fw.started = false;
+        p->fw.started_at = 0;
+        job->dirty = true;
+        pthread_mutex_unlock(&job->lock);
+}
+
+/* Markers of the proof still on the device, or -errno. */
+static int fw_markers_left(struct job *job, struct job_pass *p, uint8_t *buf, uint8_t *want) {
+        uint32_t sec = fw_sector(job);
+        int left = 0, r;
+
+        for (unsigned i = 0; i < p->fw.markers; i++) {
+                uint64_t off = marker_offset(job, p, i);
+
+                r = read_full(job->fd, buf, sec, off);
+                if (r < 0)
+                        return r;
+                marker_fill(p, off, want, sec);
+                left += memcmp(buf, want, sec) == 0;
+        }
+        return left;
+}
+
 /* Add a note of what a resume found (job lock taken inside). */
 static void fw_note(struct job *job, struct job_pass *p, const char *what) {
         pthread_mutex_lock(&job->lock);
@@ -446,28 +474,64 @@ static int fw_step_run(struct job *job, struct job_pass *p, uint64_t base, char 
                                 return r;
                         }
                         fw_set_status(job, p, &s);
-                        if (s.state == FW_RUN_RUNNING || s.state == FW_RUN_DONE) {
-                                snprintf(what, sizeof(what), "resumed: the drive's %s %s (%s)", name,
-                                         s.state == FW_RUN_RUNNING ? "is still running: followed, not sent again" :
-                                         "completed while the daemon was away", s.text);
+                        /* A drive keeps the outcome of its last sanitize, which may be an older
+                         * one: the markers tell whether ours ran (all there: it never did). */
+                        if (s.state == FW_RUN_DONE || s.state == FW_RUN_UNKNOWN) {
+                                r = fw_markers_left(job, p, buf, want);
+                                if (r < 0) {
+                                        snprintf(msg, n, "%s: cannot read the markers on resume: %s", job->info.node,
+                                                 strerror(-r));
+                                        return r;
+                                }
+                                if ((unsigned) r == p->fw.markers && r > 0) {
+                                        snprintf(what, sizeof(what), "resumed: every marker is still there, so the %s "
+                                                 "never ran (%s): sent again", name, s.text);
+                                        fw_note(job, p, what);
+                                } else if (r == 0 && s.state == FW_RUN_DONE) {
+                                        snprintf(what, sizeof(what), "resumed: the drive's %s completed while the daemon "
+                                                 "was away (%s)", name, s.text);
+                                        fw_note(job, p, what);
+                                        send = false;
+                                } else if (r > 0) {
+                                        snprintf(msg, n, "%s: on resume, %d of %u markers are still there and the drive "
+                                                 "says %s: the sanitize did not erase them", job->info.node, r,
+                                                 p->fw.markers, s.text);
+                                        return -EIO;
+                                } else {
+                                        snprintf(what, sizeof(what), "resumed: the drive shows no %s (%s) and the markers "
+                                                 "are gone: sent again", name, s.text);
+                                        fw_note(job, p, what);
+                                }
+                        } else if (s.state == FW_RUN_RUNNING) {
+                                snprintf(what, sizeof(what), "resumed: the drive's %s is still running: followed, not "
+                                         "sent again (%s)", name, s.text);
                                 fw_note(job, p, what);
                                 send = false;
                         } else if (s.state == FW_RUN_FAILED) {
                                 snprintf(msg, n, "%s: the drive reports that %s failed while the daemon was away: %s",
                                          job->info.node, name, s.text);
                                 return -EIO;
-                        } else {
-                                snprintf(what, sizeof(what), "resumed: the drive shows no %s (%s): sent again", name, s.text);
-                                fw_note(job, p, what);
                         }
                 } else if (p->fw.cmd.action == FW_ACTION_ATA_SECURITY_ERASE) {
                         /* A drive still erasing for a killed daemon answers nothing until the erase
                          * ends: ask again until the erase's own time is up. */
                         double until = mono_s() + (p->fw.cmd.timeout_s ? p->fw.cmd.timeout_s : 600);
+                        bool said = false;
 
                         while ((r = fw_ata_security_cleanup(job->fd, p->fw.cmd.password, err, sizeof(err))) < 0 &&
-                               r != -ENOMEM && mono_s() < until && !atomic_load(&job->abort))
+                               r != -ENOMEM && mono_s() < until && !atomic_load(&job->abort)) {
+                                if (!said) {
+                                        struct fw_status w = { .state = FW_RUN_RUNNING, .fraction = -1 };
+
+                                        snprintf(w.text, sizeof(w.text), "waiting for the drive (still erasing?): %.100s", err);
+                                        fw_set_status(job, p, &w);
+                                        log_warning("job %" PRIu64 ": %s: the drive does not answer the password "
+                                                    "cleanup yet (%s): asking again every 5 s until the erase's own "
+                                                    "time is up", job->id, job->info.node, err);
+                                        said = true;
+                                }
                                 sleep(5);
+                        }
                         if (r < 0) {
                                 snprintf(msg, n, "%s: an interrupted security erase left a password set, and it cannot be "
                                          "removed: %s", job->info.node, err);
@@ -481,6 +545,8 @@ static int fw_step_run(struct job *job, struct job_pass *p, uint64_t base, char 
                 } else
                         fw_note(job, p, "resumed: the interrupted format is sent again");
         } else {
+                if (atomic_load(&job->abort))
+                        return 2;
                 r = fw_prepare(job, p, buf, msg, n);
                 if (r < 0)
                         return r;
@@ -488,7 +554,12 @@ static int fw_step_run(struct job *job, struct job_pass *p, uint64_t base, char 
                 p->fw.started = true;
                 p->fw.started_at = real_s();
                 pthread_mutex_unlock(&job->lock);
-                if (job_record_wait(job, FW_RECORD_WAIT_S) < 0) {
+                r = job_record_wait(job, FW_RECORD_WAIT_S);
+                if (r == -EINTR) {
+                        fw_unstart(job, p);
+                        return 2;
+                }
+                if (r < 0) {
                         snprintf(msg, n, "%s: %s not sent: its start cannot be recorded in the state directory", job->info.node,
                                  name);
                         return -EIO;
@@ -496,14 +567,20 @@ static int fw_step_run(struct job *job, struct job_pass *p, uint64_t base, char 
         }
         if (atomic_load(&job->abort) && send) {
                 /* Stopped before anything reached the drive: the record says so again. */
-                if (!resumed) {
-                        pthread_mutex_lock(&job->lock);
-                        p->fw.started = false;
-                        p->fw.started_at = 0;
-                        job->dirty = true;
-                        pthread_mutex_unlock(&job->lock);
-                }
+                if (!resumed)
+                        fw_unstart(job, p);
                 return 2;
+        }
+        /* The namespace the command names is still this device's (a record is not trusted
+         * blindly, and a namespace may have been deleted and made again under another id). */
+        if (send && p->fw.cmd.set == FW_SET_NVME) {
+                int id = ioctl(job->fd, NVME_IOCTL_ID);
+
+                if (id < 0 || (uint32_t) id != p->fw.cmd.nsid) {
+                        snprintf(msg, n, "%s: %s not sent: the device is namespace %d now, not %" PRIu32 " as recorded",
+                                 job->info.node, name, id, p->fw.cmd.nsid);
+                        return -ESTALE;
+                }
         }
 
         if (send) {
@@ -570,14 +647,19 @@ static void *fw_step_main(void *arg) {
         return NULL;
 }
 
-void fw_step_wait_all(void) {
-        unsigned n = atomic_load(&fw_running);
+void fw_step_wait_all(void (*tick)(void)) {
+        unsigned n = atomic_load(&fw_running), k = 0;
 
         if (n > 0)
-                log_info("waiting for %u firmware erase step%s to return (a format or security erase in the drive "
-                         "ends first)", n, n == 1 ? "" : "s");
-        while (atomic_load(&fw_running) > 0)
+                log_info("waiting for %u firmware erase step%s to return: a sanitize is left to the drive at once; a "
+                         "format or security erase in progress ends first (a daemon killed meanwhile leaves it to the "
+                         "resume, which asks the drive and sends it again)", n, n == 1 ? "" : "s");
+        while (atomic_load(&fw_running) > 0) {
+                /* Every other job's record is written meanwhile, in case the wait is cut short. */
+                if (tick && k++ % 10 == 0)
+                        tick();
                 usleep(10000);
+        }
 }
 
 int fw_step_spawn(struct job *job, const struct job_unit *u) {

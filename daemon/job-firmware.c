@@ -160,13 +160,11 @@ int job_resolve_firmware(struct job *job, const struct device_probe *probe, char
  * the kernel told to read the disk's size again; or the submit refused; or only recorded. A device
  * configuration overlay, or a limit set by ACCESSIBLE MAX ADDRESS CONFIGURATION, is not undone
  * here (their commands can change more than the size): refused unless hidden-area is ignore.
- * probe->id.size becomes what the kernel sees afterwards. 0, or -errno with why in err. */
-int job_hidden_area(struct device_probe *probe, int fd, struct job_hidden_area *h, char *err, size_t err_len) {
+ * Decides only: the restore itself is job_hidden_restore(), once the whole submit passed. */
+int job_hidden_area(const struct device_probe *probe, struct job_hidden_area *h, char *err, size_t err_len) {
         const struct fw_ata_caps *a = &probe->firmware.ata;
         const char *policy = config_hidden_area(), *node = probe->id.node;
-        uint64_t hpa, dco, size = 0;
-        char e[512], path[64];
-        int r, sfd;
+        uint64_t hpa, dco;
 
         *h = (struct job_hidden_area) {};
         if (probe->firmware.set != FW_SET_ATA || a->current_max == 0)
@@ -204,27 +202,43 @@ int job_hidden_area(struct device_probe *probe, int fd, struct job_hidden_area *
                          "what is visible", node, hpa);
                 return -EBUSY;
         }
-        r = fw_ata_restore_native_max(fd, a->native_max, a->lba48, e, sizeof(e));
+        /* Restored only once every device of the submit passed every check (job_hidden_restore). */
+        h->restore_pending = true;
+        h->lba48 = a->lba48;
+        return 0;
+}
+
+int job_hidden_restore(struct job *job, char *err, size_t err_len) {
+        struct job_hidden_area *h = &job->hidden;
+        const char *node = job->info.node;
+        uint64_t size = 0;
+        char e[512], path[64];
+        int r, sfd;
+
+        if (!h->restore_pending)
+                return 0;
+        h->restore_pending = false;
+        r = fw_ata_restore_native_max(job->fd, h->native_max, h->lba48, e, sizeof(e));
         if (r < 0) {
                 snprintf(err, err_len, "%s: refusing: a host protected area hides %" PRIu64 " sectors and cannot be "
-                         "restored: %s", node, hpa, e);
+                         "restored: %s", node, h->native_max - h->current_max, e);
                 return r;
         }
         snprintf(h->action, sizeof(h->action), "restored");
         /* The kernel reads the disk's size again (sd: its device's rescan). */
-        snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/device/rescan", major(probe->id.rdev), minor(probe->id.rdev));
+        snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/device/rescan", major(job->info.rdev), minor(job->info.rdev));
         sfd = open(path, O_WRONLY | O_CLOEXEC);
         if (sfd >= 0) {
                 (void) !write(sfd, "1", 1);
                 close(sfd);
         }
-        if (ioctl(fd, BLKGETSIZE64, &size) == 0)
-                h->size_after = probe->id.size = size;
-        if (h->size_after < a->native_max * probe->id.logical_sector)
+        if (ioctl(job->fd, BLKGETSIZE64, &size) == 0)
+                h->size_after = size;
+        if (h->size_after < h->native_max * job->info.logical_sector)
                 snprintf(h->note, sizeof(h->note), "the kernel sees %" PRIu64 " bytes, not the %" PRIu64 " the drive has "
                          "now: the restored sectors are not overwritten (a firmware erase covers them)", h->size_after,
-                         a->native_max * probe->id.logical_sector);
+                         h->native_max * job->info.logical_sector);
         log_warning("%s: a host protected area of %" PRIu64 " sectors was restored (native max %" PRIu64 ")%s%s", node,
-                    hpa, a->native_max, h->note[0] ? ": " : "", h->note);
+                    h->native_max - h->current_max, h->native_max, h->note[0] ? ": " : "", h->note);
         return 0;
 }

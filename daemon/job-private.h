@@ -35,10 +35,12 @@ void job_end_stopped(struct job *job, enum job_state s, int error, const char *w
  * strongest command, purge's fallback; every namespace such a command erases must pass the
  * refusals). 0, or -errno with why in err; nothing is sent to the drive. */
 int job_resolve_firmware(struct job *job, const struct device_probe *probe, char *err, size_t err_len);
-/* An ATA drive's hidden area, by hidden-area: a host protected area restored (probe->id.size
- * becomes what the kernel sees after), the submit refused, or only recorded in *h. 0 or -errno
- * with why in err. */
-int job_hidden_area(struct device_probe *probe, int fd, struct job_hidden_area *h, char *err, size_t err_len);
+/* An ATA drive's hidden area, by hidden-area: to be restored (h->restore_pending), the submit
+ * refused, or only recorded in *h. Sends nothing. 0 or -errno with why in err. */
+int job_hidden_area(const struct device_probe *probe, struct job_hidden_area *h, char *err, size_t err_len);
+/* Restore a pending host protected area through the job's descriptor (after every check of the
+ * submit passed), and have the kernel read the size again: h->size_after. 0 or -errno (err). */
+int job_hidden_restore(struct job *job, char *err, size_t err_len);
 
 /* ---- job-stage.c: plan and units (main thread), claims and stage ends (workers, flusher) ---- */
 /* Bytes a stage writes or reads; units of a stage. */
@@ -93,7 +95,7 @@ int job_event_add(struct job *job, enum job_event_kind kind, const char *reason,
 void job_persist(struct job *job, double now);
 /* Wait until a record of the job as it is now is on disk (any thread but the main one, which
  * writes it at its next tick): before a firmware command is sent. 0 (also when no state
- * directory is kept), or -ETIMEDOUT. */
+ * directory is kept), -EINTR when the job is being stopped, or -ETIMEDOUT. */
 int job_record_wait(struct job *job, double timeout_s);
 /* Whether the job's signed report is to be written (again). */
 bool job_report_due(struct job *j);

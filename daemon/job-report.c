@@ -55,6 +55,11 @@ static char *read_small(const char *path) {
 /* NIST SP 800-88's category of what was done: Purge once a firmware erase completed and was
  * proven, else Clear (overwrites, and purge's fallback). */
 static const char *nist_category(const struct job *job) {
+        enum job_state s = job->reverify ? job->wipe_state : job->state;
+
+        /* A job that failed (say, a signature found after the erase) or was cancelled is no Purge. */
+        if (s == JOB_FAILED || s == JOB_CANCELLED)
+                return "Clear";
         for (unsigned i = 0; i < job->n_passes; i++) {
                 if (job->passes[i].written && pass_op_firmware(job->passes[i].pass.op))
                         return "Purge";
@@ -496,7 +501,8 @@ static struct json_object *verification_json(struct job *job) {
 
                 json_add(o, "by", json_object_new_string("firmware erase proof: markers and a sample (passes[].firmware)"));
                 json_add(o, "result", json_object_new_string(!f->proven ? "not run" :
-                                                             f->markers_survived || f->samples_unchanged ? "failed" : "passed"));
+                                                             f->markers_survived || f->samples_unchanged ||
+                                                             (job->sigs_checked && job->n_sigs_after > 0) ? "failed" : "passed"));
         } else
                 json_add(o, "result", json_object_new_string(!latest ? "not run" : latest->mismatched ? "failed" : "passed"));
         json_add(o, "mismatched_sectors", json_object_new_uint64(latest ? latest->mismatched : 0));

@@ -180,6 +180,9 @@ int job_record_wait(struct job *job, double timeout_s) {
                 pthread_mutex_unlock(&job->lock);
                 if (done)
                         return 0;
+                /* Stopping: the main thread waits for us and writes nothing meanwhile. */
+                if (atomic_load(&job->abort))
+                        return -EINTR;
                 if (mono_s() > until)
                         return -ETIMEDOUT;
                 usleep(20000);

@@ -106,6 +106,22 @@ void job_free_all(void) {
         job_set_state_dir(NULL);
 }
 
+/* Plan a job's chunks, sample, stages and unit bits again for its size (after a host protected
+ * area was restored under it). 0 or -errno. */
+static int job_replan(struct job *job, const struct job_request *rq, uint32_t io_size) {
+        int r = chunk_plan_init(&job->plan, job->info.size, job->plan.sector, rq->chunk_size, io_size);
+
+        if (r == 0 && job->verify == VERIFY_SAMPLE)
+                r = job_plan_sample(job, rq->verify_percent, rq->have_seed, rq->seed);
+        if (r == 0)
+                r = job_plan_stages(job);
+        if (r == 0)
+                r = job_alloc_bits(job);
+        if (r == 0)
+                job_stage_enter(job, 0);
+        return r;
+}
+
 /* Create a job for a probed device (takes the identity and signatures of the probe). Returns
  * NULL with *r on ENOMEM or when keys or plans cannot be had, or a firmware erase refused (err). */
 static struct job *job_new(const char *device, struct device_probe *probe, const struct job_request *rq,
@@ -253,7 +269,7 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
                                 break;
                         }
                 }
-                r = job_hidden_area(&probe, fd, &hidden, err, err_len);
+                r = job_hidden_area(&probe, &hidden, err, err_len);
                 if (r < 0) {
                         device_probe_done(&probe);
                         close(fd);
@@ -272,9 +288,24 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
                 }
                 made[i]->fd = fd;
         }
+        /* Every device passed: hidden areas to restore are restored now (before this, a refusal
+         * of any device would have left a drive changed), and a job whose device grew is planned
+         * again for its new size. */
+        for (i = 0; r == 0 && i < n; i++) {
+                struct job *job = made[i];
+
+                r = job_hidden_restore(job, err, err_len);
+                if (r == 0 && job->hidden.found && job->hidden.size_after && job->hidden.size_after != job->info.size) {
+                        job->info.size = job->hidden.size_after;
+                        r = job_replan(job, rq, pool_io_size(pool));
+                        if (r < 0)
+                                snprintf(err, err_len, "%s: cannot plan for its restored size: %s", job->info.node,
+                                         strerror(-r));
+                }
+        }
         if (r < 0) {
                 /* All or nothing: nothing was written; release what was opened. */
-                for (size_t k = 0; k < i; k++)
+                for (size_t k = 0; k < n && made[k]; k++)
                         job_free(made[k]);
                 return r;
         }
@@ -370,7 +401,9 @@ void job_finish(struct job *job, enum job_state s, unsigned run) {
 
         /* Every unit is given back: what is complete is flushed and becomes the checkpoint. */
         if (fd >= 0 && stopped && !reverify && ckpt_snapshot(job, &c) == 0) {
-                if (c.kind != STAGE_WRITE || fdatasync(fd) == 0)
+                /* A firmware step wrote nothing to flush (and a sanitizing drive refuses it). */
+                if (c.kind != STAGE_WRITE || pass_op_firmware(job->passes[job->stages[c.stage].pass].pass.op) ||
+                    fdatasync(fd) == 0)
                         ckpt_store(job, &c, true);
                 else
                         log_warning("job %" PRIu64 ": %s: flush when stopping failed: %s: resuming from the previous "

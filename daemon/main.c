@@ -377,7 +377,7 @@ static void stop_jobs(void *arg) {
         struct pool **pool = arg;
 
         job_interrupt_all();
-        fw_step_wait_all();
+        fw_step_wait_all(job_persist_all);
         job_flusher_stop();
         pool_free(*pool);
         *pool = NULL;

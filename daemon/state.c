@@ -525,10 +525,24 @@ static void parse_fw(struct parser *p, struct json_object *o, struct job_fw *f) 
                                 p->bad = "sample_hashes";
                         break;
                 }
-                f->before[i] = strtoull(json_object_get_string(h), NULL, 16);
+                {
+                        const char *hex = json_object_get_string(h);
+                        char *end;
+
+                        errno = 0;
+                        f->before[i] = strtoull(hex, &end, 16);
+                        if (errno || end == hex || *end) {
+                                if (!p->bad)
+                                        p->bad = "sample_hashes";
+                                break;
+                        }
+                }
                 f->n_samples = (unsigned) i + 1;
         }
         f->markers = (unsigned) get_u64(p, o, "markers", FW_MARKERS);
+        /* A started step has its proof's before: nothing else could be checked after it. */
+        if (f->started && (f->n_samples != FW_SAMPLES || f->markers == 0) && !p->bad)
+                p->bad = "sample_hashes";
         f->proven = get_bool(p, o, "proven");
         if (f->proven) {
                 f->markers_survived = (unsigned) get_u64(p, o, "markers_survived", FW_MARKERS);
@@ -891,6 +905,12 @@ int state_record_parse(struct json_object *rec, struct job *job, char *err, size
                                      jp->key_len != KEYSTREAM_KEY_MAX) && !p.bad)
                                         p.bad = "key";
                                 parse_fw(&p, field(&p, o, "firmware", json_type_object, false), &jp->fw);
+                                /* The pass is the command it recorded. */
+                                char pname[2 * METHOD_PATTERN_MAX + 8];
+
+                                if (!p.bad && strcmp(pass_name(&jp->pass, pname, sizeof(pname)),
+                                                     fw_action_name(jp->fw.cmd.action)) != 0)
+                                        p.bad = "firmware";
                         }
                 }
         }

@@ -282,6 +282,10 @@ grep -qF "$ATAHPA: a host protected area of $((40000 - SIZE / 512)) sectors was 
         fail "the restore is not in the log"
 wipectl report "$id" | grep -qF "Hidden area:   a host protected area of $((40000 - SIZE / 512)) sectors: restored" ||
         fail "report $id text: $(wipectl report "$id")"
+# A submit refused for another of its devices restores no hidden area (all or nothing).
+expect_exit 5 wipectl wipe --yes --method zero "$ATAHPA2" "$TEST_DIR"
+hidden=$(wipectl --json probe "$ATAHPA2" | jq -r '.devices[0].erase.firmware.ata.hidden_area.hpa_hidden_sectors')
+[ "$hidden" = $((40000 - SIZE / 512)) ] || fail "a refused submit changed the hidden area of $ATAHPA2: '$hidden' sectors hidden"
 # A device configuration overlay is not undone: refused, and nothing changed.
 fill "$ATADCO"
 expect_exit 5 wipectl wipe --yes --method zero "$ATADCO"
