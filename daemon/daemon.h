@@ -315,6 +315,9 @@ struct job {
         enum keystream_cipher cipher;   /* of every random pass; resolved, never AUTO */
         char *method;                   /* a method's name, or "custom" */
         struct job_hidden_area hidden;  /* what was hidden on the drive at submit, and what was done */
+        int *ns_fds;                    /* the controller's other namespaces, held O_EXCL while a firmware
+                                         * command that erases them all is to come (job lock) */
+        size_t n_ns_fds;
         char *purge_fallback;           /* purge on a drive without firmware erase: why (the
                                          * fallback pass is Clear, not Purge); NULL otherwise */
         struct job_pass *passes;

@@ -58,37 +58,81 @@ static enum pass_op fw_action_pass_op(enum fw_action a) {
 }
 
 /* A command that acts on every namespace of an NVMe controller: every other namespace must pass
- * the refusals a wipe of it would meet. 0, or -EBUSY with the ones that do not in err. */
-static int job_check_namespaces(const char *node, const struct device_probe *probe, const struct fw_command *c, char *err,
-                                size_t err_len) {
+ * the refusals a wipe of it would meet, and is then held open O_EXCL (job->ns_fds) until the job
+ * ends, so that nothing mounts or claims it before the command is sent. 0, or -EBUSY with the
+ * ones that do not pass in err, or -ENOMEM. */
+int job_hold_namespaces(struct job *job, const struct device_probe *probe, const struct fw_command *c, char *err,
+                        size_t err_len) {
         char **ns = probe->firmware.nvme.namespaces;
-        size_t used = 0;
-        int r = 0;
+        const char *node = job->info.node;
+        size_t used = 0, n = 0;
+        int *fds, r = 0;
 
-        if (!c->all_namespaces || !ns)
+        if (!c->all_namespaces || !ns || job->n_ns_fds > 0)
                 return 0;
-        for (size_t i = 0; ns[i]; i++) {
+        while (ns[n])
+                n++;
+        fds = calloc(n ? n : 1, sizeof(*fds));
+        if (!fds)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
                 struct device_probe other;
+                const char *why = NULL;
+                int fd = -1;
 
-                if (strcmp(ns[i], node) == 0)
+                fds[i] = -1;
+                if (strcmp(ns[i], node) == 0 || strcmp(ns[i], probe->id.node) == 0)
                         continue;
                 if (device_probe(ns[i], job_wiping, &other) < 0) {
                         device_probe_done(&other);
-                        return -ENOMEM;
+                        r = -ENOMEM;
+                        break;
                 }
-                if (other.refusal) {
+                if (other.refusal)
+                        why = other.refusal_msg ? other.refusal_msg : ns[i];
+                else if ((fd = open(ns[i], O_RDONLY | O_EXCL | O_CLOEXEC)) < 0)
+                        why = errno == EBUSY ? "is open exclusively by another program" : strerror(errno);
+                if (why) {
                         if (r == 0)
                                 used = (size_t) snprintf(err, err_len, "%s: refusing %s: it acts on every namespace of the "
-                                                         "controller, and not all of them may be wiped:",
-                                                         node, fw_action_name(c->action));
+                                                         "controller, and not all of them may be wiped:", node,
+                                                         fw_action_name(c->action));
                         if (used < err_len)
-                                used += (size_t) snprintf(err + used, err_len - used, " %s",
-                                                          other.refusal_msg ? other.refusal_msg : ns[i]);
+                                used += (size_t) snprintf(err + used, err_len - used, " %s%s%s", other.refusal ? "" : ns[i],
+                                                          other.refusal ? "" : ": ", why);
                         r = -EBUSY;
                 }
+                fds[i] = fd;
                 device_probe_done(&other);
         }
-        return r;
+        if (r < 0) {
+                for (size_t i = 0; i < n; i++)
+                        if (fds[i] >= 0)
+                                close(fds[i]);
+                free(fds);
+                return r;
+        }
+        pthread_mutex_lock(&job->lock);
+        job->ns_fds = fds;
+        job->n_ns_fds = n;
+        pthread_mutex_unlock(&job->lock);
+        return 0;
+}
+
+void job_release_namespaces(struct job *job) {
+        int *fds;
+        size_t n;
+
+        pthread_mutex_lock(&job->lock);
+        fds = job->ns_fds;
+        n = job->n_ns_fds;
+        job->ns_fds = NULL;
+        job->n_ns_fds = 0;
+        pthread_mutex_unlock(&job->lock);
+        for (size_t i = 0; i < n; i++)
+                if (fds[i] >= 0)
+                        close(fds[i]);
+        free(fds);
 }
 
 /* Resolve the firmware erase passes for this drive: sanitize and purge into the strongest command
@@ -137,7 +181,7 @@ int job_resolve_firmware(struct job *job, const struct device_probe *probe, char
                                 snprintf(err, err_len, "%s: refusing %s", job->info.node, why);
                         return r;
                 }
-                r = job_check_namespaces(job->info.node, probe, &c, err, err_len);
+                r = job_hold_namespaces(job, probe, &c, err, err_len);
                 if (r < 0)
                         return r;
                 if (c.action == FW_ACTION_ATA_SECURITY_ERASE) {

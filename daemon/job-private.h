@@ -35,6 +35,13 @@ void job_end_stopped(struct job *job, enum job_state s, int error, const char *w
  * strongest command, purge's fallback; every namespace such a command erases must pass the
  * refusals). 0, or -errno with why in err; nothing is sent to the drive. */
 int job_resolve_firmware(struct job *job, const struct device_probe *probe, char *err, size_t err_len);
+/* A firmware command c that erases every namespace of the controller: check every other
+ * namespace with the refusals of a wipe and hold it open O_EXCL in job->ns_fds (nothing mounts or
+ * claims it meanwhile). 0, -EBUSY with the ones that do not pass in err, or -ENOMEM. */
+int job_hold_namespaces(struct job *job, const struct device_probe *probe, const struct fw_command *c, char *err,
+                        size_t err_len);
+/* Close what job_hold_namespaces() holds (the job ended or stopped). */
+void job_release_namespaces(struct job *job);
 /* An ATA drive's hidden area, by hidden-area: to be restored (h->restore_pending), the submit
  * refused, or only recorded in *h. Sends nothing. 0 or -errno with why in err. */
 int job_hidden_area(const struct device_probe *probe, struct job_hidden_area *h, char *err, size_t err_len);

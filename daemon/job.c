@@ -66,6 +66,7 @@ void job_free(struct job *job) {
                 return;
         if (job->fd >= 0)
                 close(job->fd);
+        job_release_namespaces(job);
         for (unsigned i = 0; job->passes && i < job->n_passes; i++)
                 OPENSSL_cleanse(job->passes[i].key, sizeof(job->passes[i].key));
         free(job->passes);
@@ -417,6 +418,7 @@ void job_finish(struct job *job, enum job_state s, unsigned run) {
                 (void) ioctl(fd, BLKRRPART, 0);
         if (fd >= 0)
                 close(fd);
+        job_release_namespaces(job);
 
         /* Logged before the state is seen: nothing the messages read changes until it settled. */
         if (end != VERIFY_END_COMPLETE)
@@ -827,6 +829,16 @@ int job_resume(struct job *job, const char *path, char *err, size_t err_len) {
         r = config_check_device(probe.id.node, probe.id.by_id, msg, sizeof(msg));
         if (r < 0) {
                 snprintf(err, err_len, "%s: refusing: %s", probe.id.node, msg);
+                device_probe_done(&probe);
+                close(fd);
+                return r;
+        }
+        /* A firmware command still to come that erases every namespace: they are checked and held
+         * again, as at submit. */
+        for (unsigned i = job->stages[job->ckpt.stage].pass; r == 0 && i < job->n_passes; i++)
+                if (pass_op_firmware(job->passes[i].pass.op) && !job->passes[i].written && !job->passes[i].fw.started)
+                        r = job_hold_namespaces(job, &probe, &job->passes[i].fw.cmd, err, err_len);
+        if (r < 0) {
                 device_probe_done(&probe);
                 close(fd);
                 return r;
