@@ -537,10 +537,29 @@ static int fw_step_run(struct job *job, struct job_pass *p, uint64_t base, char 
                                          "removed: %s", job->info.node, err);
                                 return r;
                         }
-                        snprintf(what, sizeof(what), r > 0 ?
-                                 "resumed: the interrupted security erase had left its temporary user password set; "
-                                 "removed (SECURITY DISABLE PASSWORD); the erase is sent again" :
-                                 "resumed: no password is set on the drive; the security erase is sent again");
+                        if (r > 0)
+                                snprintf(what, sizeof(what), "resumed: the interrupted security erase had left its "
+                                         "temporary user password set; removed (SECURITY DISABLE PASSWORD); the erase "
+                                         "is sent again");
+                        else {
+                                /* No password: the erase completed (it clears the password), or the
+                                 * password was never set. The markers tell which. */
+                                r = fw_markers_left(job, p, buf, want);
+                                if (r < 0) {
+                                        snprintf(msg, n, "%s: cannot read the markers on resume: %s", job->info.node,
+                                                 strerror(-r));
+                                        return r;
+                                }
+                                send = r > 0;
+                                if (!send)
+                                        fw_set_status(job, p, &(struct fw_status) { .state = FW_RUN_DONE, .fraction = 1,
+                                                      .text = "completed while the daemon was away (no password, "
+                                                              "markers gone)" });
+                                snprintf(what, sizeof(what), send ? "resumed: no password is set on the drive and the "
+                                         "markers are still there: the security erase is sent again" : "resumed: no "
+                                         "password is set on the drive and the markers are gone: the security erase "
+                                         "completed while the daemon was away");
+                        }
                         fw_note(job, p, what);
                 } else
                         fw_note(job, p, "resumed: the interrupted format is sent again");

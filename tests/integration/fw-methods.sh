@@ -26,6 +26,7 @@ NVMEPAUSE=$(make_loop $SIZE)    # a sanitize to pause, resume and cancel
 ATA=$(make_loop $SIZE)          # security erase (enhanced) and sanitize
 ATAFROZEN=$(make_loop $SIZE)    # security frozen
 ATALONG=$(make_loop $SIZE)      # a security erase long enough to interrupt
+ATALONG2=$(make_loop $SIZE)     # the same, left to end while the daemon is away
 SCSI=$(make_loop $SIZE)         # SCSI SANITIZE block erase
 PLAIN=$(make_loop $SIZE)        # a loop device the simulator does not know: no firmware erase
 ATAHPA=$(make_loop $SIZE)       # a host protected area: native max 40000 sectors, 32768 visible
@@ -104,6 +105,13 @@ native_sectors = 40000
 type = ata
 sanitize = none
 dco_sectors = 50000
+[$ATALONG2]
+type = ata
+enhanced_erase = no
+erase_seconds = 3
+sanitize = none
+hpa = no
+erase_pattern = 0
 [$SCSI]
 type = scsi
 sanitize = block
@@ -406,6 +414,30 @@ with_drivesim hdparm -I "$ATALONG" 2>/dev/null | grep -qE '^\s+not\s+enabled' ||
 cmp -n $SIZE "$ATALONG" /dev/zero || fail "$ATALONG does not read zeros after the normal security erase"
 grep -qF "job $id: $ATALONG: resumed: the interrupted security erase had left its temporary user password set" \
         "$TEST_DIR/daemon.log" || fail "the password's removal is not in the log"
+
+# The same interruption, but the erase ends while the daemon is away (no password is left): the
+# resume finds the markers gone and does not erase again. (Should the kill come between the
+# record and SET PASSWORD, the markers are all there and the erase is sent again: both end done.)
+fill "$ATALONG2"
+out=$(wipectl --json wipe --yes --no-wait --method ata-secure-erase "$ATALONG2") || fail "ATALONG2 erase exited $?: $out"
+id=$(echo "$out" | jq -r '.jobs[0].id')
+wait_until 20 "job $id: the security erase recorded as started" fw_recorded
+wait_match "$TEST_DIR/daemon.log" "job $id: $ATALONG2: sending ata-secure-erase" 20 || fail "job $id: nothing sent"
+sleep 0.5
+kill_daemon
+with_drivesim hdparm -I "$ATALONG2" 2>/dev/null | grep -qE '^\s+not\s+enabled' ||
+        hard_error "security still enabled after the drive's erase"
+start_daemon_sim --config "$TEST_DIR/refuse.conf"
+state=$(wait_state "$id" 'running|done|failed' 20) || fail "job $id not resumed: $state"
+[ "$(wait_job "$id" 60)" = done ] || fail "job $id after the restart: $(wipectl --json status "$id")"
+note=$(fw_of "$id" | jq -r .resume_note)
+case $note in
+"resumed: no password is set on the drive and the markers are gone: the security erase completed"*) ;;
+"resumed: no password is set on the drive and the markers are still there: the security erase is sent again")
+        note "job $id: killed before SET PASSWORD reached the drive: sent again" ;;
+*) fail "job $id: resume note '$note'" ;;
+esac
+cmp -n $SIZE "$ATALONG2" /dev/zero || fail "$ATALONG2 does not read zeros after the security erase"
 
 stop_daemon || fail "the daemon exited $? on SIGTERM"
 pass
