@@ -130,9 +130,11 @@ static uint64_t extent_hash(const uint8_t *buf, size_t len) {
         return (h & ~1ULL) | (uniform(buf, len) ? 1 : 0);
 }
 
-static int read_full(int fd, void *buf, size_t len, uint64_t off) {
+/* All of len bytes at off, read (or written, from buf) through the job's O_DIRECT descriptor. */
+static int io_full(int fd, void *buf, size_t len, uint64_t off, bool write) {
         for (size_t done = 0; done < len;) {
-                ssize_t n = pread(fd, (uint8_t *) buf + done, len - done, (off_t) (off + done));
+                ssize_t n = write ? pwrite(fd, (const uint8_t *) buf + done, len - done, (off_t) (off + done)) :
+                                    pread(fd, (uint8_t *) buf + done, len - done, (off_t) (off + done));
 
                 if (n < 0 && errno == EINTR)
                         continue;
@@ -143,17 +145,12 @@ static int read_full(int fd, void *buf, size_t len, uint64_t off) {
         return 0;
 }
 
-static int write_full(int fd, const void *buf, size_t len, uint64_t off) {
-        for (size_t done = 0; done < len;) {
-                ssize_t n = pwrite(fd, (const uint8_t *) buf + done, len - done, (off_t) (off + done));
+static int read_full(int fd, void *buf, size_t len, uint64_t off) {
+        return io_full(fd, buf, len, off, false);
+}
 
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return n < 0 ? -errno : -EIO;
-                done += (size_t) n;
-        }
-        return 0;
+static int write_full(int fd, void *buf, size_t len, uint64_t off) {
+        return io_full(fd, buf, len, off, true);
 }
 
 /* Step 1: hash the sample, then write the markers and flush. 0 or -errno (msg). */
