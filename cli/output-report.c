@@ -502,7 +502,9 @@ static void output_report_standard(struct json_object *rep) {
                         printf("  Hidden area:   ");
                         if (nat > cur)
                                 printf("a host protected area of %" PRId64 " sectors", nat - cur);
-                        else
+                        if (nat > cur && dco > nat)
+                                printf(" and ");
+                        if (dco > nat)
                                 printf("a device configuration overlay of %" PRId64 " sectors", dco - nat);
                         printf(": %s\n", output_escape(output_get_string(h, "action", "?"), false, a, sizeof(a)));
                         if (output_get_string(h, "note", NULL)) {

@@ -198,6 +198,7 @@ struct job_hidden_area {
         uint64_t size_before, size_after;  /* bytes the kernel saw before and after */
         char note[200];                 /* what did not go as planned */
         bool restore_pending, lba48;    /* at submit: to restore once every check passed (48-bit) */
+        bool hpa_pending, dco_pending;  /* which: SET MAX ADDRESS, then DEVICE CONFIGURATION RESTORE */
 };
 
 /* A firmware erase pass (pass_op_firmware): the command, and what became of it (job lock).

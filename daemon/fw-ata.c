@@ -982,3 +982,20 @@ int fw_ata_restore_native_max(int fd, uint64_t native_max, bool ext, char *err, 
                 return error_out(ret, msg, err, err_len);
         return 0;
 }
+
+void fw_ata_cdb_dco_restore(uint8_t cdb[FW_ATA_CDB_LEN]) {
+        ata_cdb(cdb, SAT_PROTOCOL_NON_DATA, false, 0,
+                &(struct ata_tf) { .feature = FW_ATA_DCO_RESTORE, .device = ATA_DEVICE_LBA, .command = FW_ATA_DCO });
+}
+
+int fw_ata_dco_restore(int fd, char *err, size_t err_len) {
+        uint8_t cdb[FW_ATA_CDB_LEN];
+        struct fw_ata_result r;
+        char *msg = NULL;
+        bool have;
+        int ret;
+
+        fw_ata_cdb_dco_restore(cdb);
+        ret = ata_command(fd, cdb, NULL, 0, &r, &have, "DEVICE CONFIGURATION RESTORE", &msg);
+        return ret < 0 ? error_out(ret, msg, err, err_len) : 0;
+}

@@ -25,6 +25,7 @@
 #define FW_ATA_AMAC_GET_NATIVE_MAX 0x0000
 #define FW_ATA_DCO 0xb1                 /* DEVICE CONFIGURATION OVERLAY */
 #define FW_ATA_DCO_IDENTIFY 0xc2
+#define FW_ATA_DCO_RESTORE 0xc0
 #define FW_ATA_SET_MAX 0xf9
 #define FW_ATA_SET_MAX_EXT 0x37
 #define FW_ATA_SANITIZE 0xb4            /* SANITIZE DEVICE (7.38), its feature codes: */
@@ -129,3 +130,8 @@ void fw_ata_cdb_set_max(uint8_t cdb[FW_ATA_CDB_LEN], uint64_t max_lba, bool ext)
  * (EXT) to native_max sectors (fw_ata_caps.native_max, the max address + 1), non-volatile. The
  * drive must still report native_max (else -ESTALE, nothing set). 0 or -errno (err). */
 int fw_ata_restore_native_max(int fd, uint64_t native_max, bool ext, char *err, size_t err_len);
+/* DEVICE CONFIGURATION RESTORE (ATA8-ACS 7.9.4): the drive drops its device configuration overlay,
+ * and its maximum address (with the features the overlay hid) returns to the factory one. The
+ * drive aborts it while a host protected area is set: restore that first. 0 or -errno (err). */
+void fw_ata_cdb_dco_restore(uint8_t cdb[FW_ATA_CDB_LEN]);
+int fw_ata_dco_restore(int fd, char *err, size_t err_len);

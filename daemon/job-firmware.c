@@ -233,21 +233,17 @@ int job_hidden_area(const struct device_probe *probe, struct job_hidden_area *h,
                          dco ? ", and a device configuration overlay hides more" : "");
                 return -EBUSY;
         }
-        if (dco) {
-                snprintf(err, err_len, "%s: refusing: a device configuration overlay hides %" PRIu64 " sectors (DCO max %"
-                         PRIu64 ", native max %" PRIu64 "); wiped does not send DEVICE CONFIGURATION RESTORE, which resets "
-                         "the drive's features too (hdparm --dco-restore does); hidden-area = ignore wipes what is visible",
-                         node, dco, a->dco_max, a->native_max);
-                return -EBUSY;
-        }
-        if (!a->hpa_supported) {
+        if (hpa && !a->hpa_supported) {
                 snprintf(err, err_len, "%s: refusing: an accessible max address configuration hides %" PRIu64 " sectors; "
                          "wiped does not send SET ACCESSIBLE MAX ADDRESS (hdparm -N does); hidden-area = ignore wipes "
                          "what is visible", node, hpa);
                 return -EBUSY;
         }
-        /* Restored only once every device of the submit passed every check (job_hidden_restore). */
+        /* Restored only once every device of the submit passed every check (job_hidden_restore):
+         * the host protected area first (the drive refuses to drop an overlay while one is set). */
         h->restore_pending = true;
+        h->hpa_pending = hpa > 0;
+        h->dco_pending = dco > 0;
         h->lba48 = a->lba48;
         return 0;
 }
@@ -255,17 +251,24 @@ int job_hidden_area(const struct device_probe *probe, struct job_hidden_area *h,
 int job_hidden_restore(struct job *job, char *err, size_t err_len) {
         struct job_hidden_area *h = &job->hidden;
         const char *node = job->info.node;
-        uint64_t size = 0;
+        uint64_t size = 0, max;
         char e[512], path[64];
         int r, sfd;
 
         if (!h->restore_pending)
                 return 0;
         h->restore_pending = false;
-        r = fw_ata_restore_native_max(job->fd, h->native_max, h->lba48, e, sizeof(e));
+        r = h->hpa_pending ? fw_ata_restore_native_max(job->fd, h->native_max, h->lba48, e, sizeof(e)) : 0;
         if (r < 0) {
                 snprintf(err, err_len, "%s: refusing: a host protected area hides %" PRIu64 " sectors and cannot be "
                          "restored: %s", node, h->native_max - h->current_max, e);
+                return r;
+        }
+        r = h->dco_pending ? fw_ata_dco_restore(job->fd, e, sizeof(e)) : 0;
+        if (r < 0) {
+                snprintf(err, err_len, "%s: refusing: a device configuration overlay hides %" PRIu64 " sectors and cannot "
+                         "be removed: %s%s", node, h->dco_max - h->native_max, e,
+                         h->hpa_pending ? " (the host protected area was restored)" : "");
                 return r;
         }
         snprintf(h->action, sizeof(h->action), "restored");
@@ -278,11 +281,14 @@ int job_hidden_restore(struct job *job, char *err, size_t err_len) {
         }
         if (ioctl(job->fd, BLKGETSIZE64, &size) == 0)
                 h->size_after = size;
-        if (h->size_after < h->native_max * job->info.logical_sector)
+        max = h->dco_pending && h->dco_max > h->native_max ? h->dco_max : h->native_max;
+        if (h->size_after < max * job->info.logical_sector)
                 snprintf(h->note, sizeof(h->note), "the kernel sees %" PRIu64 " bytes, not the %" PRIu64 " the drive has "
                          "now: the restored sectors are not overwritten (a firmware erase covers them)", h->size_after,
-                         h->native_max * job->info.logical_sector);
-        log_warning("%s: a host protected area of %" PRIu64 " sectors was restored (native max %" PRIu64 ")%s%s", node,
-                    h->native_max - h->current_max, h->native_max, h->note[0] ? ": " : "", h->note);
+                         max * job->info.logical_sector);
+        log_warning("%s: %s%s%s of %" PRIu64 " sectors restored (maximum now %" PRIu64 ")%s%s", node,
+                    h->hpa_pending ? "a host protected area" : "", h->hpa_pending && h->dco_pending ? " and " : "",
+                    h->dco_pending ? "a device configuration overlay" : "", max - h->current_max, max,
+                    h->note[0] ? ": " : "", h->note);
         return 0;
 }

@@ -286,7 +286,7 @@ jq_is "$h" '"\(.action) \(.current_max_sectors) \(.native_max_sectors) \(.size_b
 jq_starts "$h" .note "the kernel sees $SIZE bytes, not the $((40000 * 512)) the drive has now" "hidden area note"
 hidden=$(wipectl --json probe "$ATAHPA" | jq -r '.devices[0].erase.firmware.ata.hidden_area.hpa_hidden_sectors')
 [ "$hidden" = 0 ] || fail "probe after the restore: $ATAHPA still hides '$hidden' sectors"
-grep -qF "$ATAHPA: a host protected area of $((40000 - SIZE / 512)) sectors was restored" "$TEST_DIR/daemon.log" ||
+grep -qF "$ATAHPA: a host protected area of $((40000 - SIZE / 512)) sectors restored" "$TEST_DIR/daemon.log" ||
         fail "the restore is not in the log"
 wipectl report "$id" | grep -qF "Hidden area:   a host protected area of $((40000 - SIZE / 512)) sectors: restored" ||
         fail "report $id text: $(wipectl report "$id")"
@@ -294,12 +294,17 @@ wipectl report "$id" | grep -qF "Hidden area:   a host protected area of $((4000
 expect_exit 5 wipectl wipe --yes --method zero "$ATAHPA2" "$TEST_DIR"
 hidden=$(wipectl --json probe "$ATAHPA2" | jq -r '.devices[0].erase.firmware.ata.hidden_area.hpa_hidden_sectors')
 [ "$hidden" = $((40000 - SIZE / 512)) ] || fail "a refused submit changed the hidden area of $ATAHPA2: '$hidden' sectors hidden"
-# A device configuration overlay is not undone: refused, and nothing changed.
-fill "$ATADCO"
-expect_exit 5 wipectl wipe --yes --method zero "$ATADCO"
-grep -qF "a device configuration overlay hides $((50000 - SIZE / 512)) sectors" "$TEST_DIR/err" ||
-        fail "DCO: $(cat "$TEST_DIR/err")"
-cmp -n $SIZE "$ATADCO" "$TEST_DIR/before.${ATADCO#/dev/}" || fail "a refused wipe changed $ATADCO"
+# A device configuration overlay is removed (DEVICE CONFIGURATION RESTORE) the same way.
+hidden=$(wipectl --json probe "$ATADCO" | jq -r '.devices[0].erase.firmware.ata.hidden_area.dco_hidden_sectors')
+[ "$hidden" = $((50000 - SIZE / 512)) ] || fail "probe: $ATADCO's overlay hides '$hidden' sectors"
+out=$(wipectl --json wipe --yes --method zero "$ATADCO") || fail "zero wipe of $ATADCO exited $?: $out"
+id=$(echo "$out" | jq -r '.jobs[0].id')
+jq_is "$(wipectl --json report "$id" | jq -c .hidden_area)" '"\(.action) \(.native_max_sectors) \(.dco_max_sectors)"' \
+        "restored $((SIZE / 512)) 50000" "DCO of job $id"
+hidden=$(wipectl --json probe "$ATADCO" | jq -r '.devices[0].erase.firmware.ata.hidden_area.hidden_sectors')
+[ "$hidden" = 0 ] || fail "probe after DEVICE CONFIGURATION RESTORE: $ATADCO still hides '$hidden' sectors"
+grep -qF "$ATADCO: a device configuration overlay of $((50000 - SIZE / 512)) sectors restored" "$TEST_DIR/daemon.log" ||
+        fail "the DCO restore is not in the log"
 
 # --- the daemon killed during a sanitize: the restarted one follows it to its end ----------------
 fill "$NVMELONG"

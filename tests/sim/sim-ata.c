@@ -428,7 +428,7 @@ static int ata_execute(struct sim_drive *d, struct ata_tf *tf, uint8_t *data, un
         case 0xf8:                      /* READ NATIVE MAX ADDRESS */
                 if (!c->hpa || (tf->command == 0x27 && !c->lba48))
                         return abort_cmd(tf, ATA_ABRT);
-                tf->lba = c->native_sectors - 1;
+                tf->lba = s->native_sectors - 1;
                 if (tf->command == 0xf8) {
                         if (tf->lba > 0x0fffffff)
                                 tf->lba = 0x0fffffff;
@@ -446,7 +446,7 @@ static int ata_execute(struct sim_drive *d, struct ata_tf *tf, uint8_t *data, un
                         return abort_cmd(tf, ATA_ABRT);
                 if (tf->command == 0xf9)
                         lba = (tf->lba & 0xffffff) | (uint64_t) (tf->device & 0xf) << 24;
-                if (lba >= c->native_sectors)
+                if (lba >= s->native_sectors)
                         return abort_cmd(tf, ATA_IDNF);
                 /* COUNT bit 0 (VOLATILE) is taken as given: the new maximum stays either way. */
                 s->current_sectors = lba + 1;
@@ -460,6 +460,15 @@ static int ata_execute(struct sim_drive *d, struct ata_tf *tf, uint8_t *data, un
                         if (len < 512)
                                 return abort_cmd(tf, ATA_ABRT);
                         dco_identify(d, data);
+                        return 0;
+                }
+                /* DEVICE CONFIGURATION RESTORE (ATA8-ACS 7.9.4): aborted while a host protected
+                 * area is set; else the factory maximum (and no overlay) again. */
+                if ((tf->features & 0xff) == 0xc0) {
+                        if (s->current_sectors < s->native_sectors)
+                                return abort_cmd(tf, ATA_ABRT);
+                        s->native_sectors = s->current_sectors = c->dco_sectors;
+                        d->dirty = true;
                         return 0;
                 }
                 return abort_cmd(tf, ATA_ABRT);

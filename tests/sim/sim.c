@@ -295,6 +295,7 @@ static void state_initial(struct sim_drive *d) {
                 .master_maximum = c->master_maximum,
                 .san_frozen = c->sanitize_frozen,
                 .current_sectors = c->bytes / 512,
+                .native_sectors = c->native_sectors,
         };
         memcpy(s->user_pw, c->user_password, sizeof s->user_pw);
         memcpy(s->master_pw, c->master_password, sizeof s->master_pw);
@@ -337,6 +338,8 @@ static void state_load(struct sim_drive *d) {
                         d->st.op_cdw10 = (uint32_t) x;
                 else if (!strcmp(key, "current_sectors"))
                         d->st.current_sectors = (uint64_t) strtoull(val, NULL, 0);
+                else if (!strcmp(key, "native_sectors"))
+                        d->st.native_sectors = (uint64_t) strtoull(val, NULL, 0);
                 else if (!strcmp(key, "op_pattern"))
                         hex_get(val, d->st.op_pattern, sizeof d->st.op_pattern);
                 else if (!strcmp(key, "user_pw"))
@@ -360,9 +363,9 @@ static void state_save(struct sim_drive *d) {
 #define SAVE(field) fprintf(f, "%s %lld\n", #field, (long long) d->st.field);
         STATE_INTS(SAVE)
 #undef SAVE
-        fprintf(f, "op_start_ms %lld\nop_end_ms %lld\nop_cdw10 %u\ncurrent_sectors %llu\n",
+        fprintf(f, "op_start_ms %lld\nop_end_ms %lld\nop_cdw10 %u\ncurrent_sectors %llu\nnative_sectors %llu\n",
                 (long long) d->st.op_start_ms, (long long) d->st.op_end_ms, d->st.op_cdw10,
-                (unsigned long long) d->st.current_sectors);
+                (unsigned long long) d->st.current_sectors, (unsigned long long) d->st.native_sectors);
         hex_put(f, "op_pattern", d->st.op_pattern, d->st.op_pattern_len ? d->st.op_pattern_len : 1);
         hex_put(f, "user_pw", (const uint8_t *) d->st.user_pw, 32);
         hex_put(f, "master_pw", (const uint8_t *) d->st.master_pw, 32);

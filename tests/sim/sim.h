@@ -89,6 +89,7 @@ struct sim_state {
         bool erase_prepared;            /* the command before was SECURITY ERASE PREPARE */
         bool native_read;               /* the command before was READ NATIVE MAX ADDRESS */
         uint64_t current_sectors;       /* what the host may address (HPA: below native) */
+        uint64_t native_sectors;        /* READ NATIVE MAX (a DCO: below dco_sectors until restored) */
         bool format_done;               /* SCSI: a FORMAT UNIT ran */
 };
 

@@ -756,6 +756,9 @@ static void test_erase_cdbs(void **state) {
         cdb_is(cdb, (const uint8_t[]) { 0x85, 0x07, 0x00, 0, 0, 0, 0x01, 0x56, 0xbc, 0x34, 0x9a, 0x12, 0x78, 0x40, 0x37, 0 });
         fw_ata_cdb_set_max(cdb, 0x0abcdef0ULL, false);
         cdb_is(cdb, (const uint8_t[]) { 0x85, 0x06, 0x00, 0, 0, 0, 0x01, 0, 0xf0, 0, 0xde, 0, 0xbc, 0x4a, 0xf9, 0 });
+        /* DEVICE CONFIGURATION RESTORE: non-data, FEATURE C0h, command B1h. */
+        fw_ata_cdb_dco_restore(cdb);
+        cdb_is(cdb, (const uint8_t[]) { 0x85, 0x06, 0x00, 0, 0xc0, 0, 0, 0, 0, 0, 0, 0, 0, 0x40, 0xb1, 0 });
 }
 
 static void drive_security(void) {
