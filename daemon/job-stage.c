@@ -454,19 +454,10 @@ static int job_probe_after(struct job *job) {
                 log_warning("job %" PRIu64 ": %s: cannot probe after the wipe: %s", job->id, job->info.node, strerror(-r));
                 return 0;
         }
-        if (n > 0 && pass_op_firmware(job->passes[job->n_passes - 1].pass.op)) {
-                /* Nothing of what was there may be left after a firmware erase. */
-                pthread_mutex_lock(&job->lock);
-                device_signatures_free(job->sigs_after, job->n_sigs_after);
-                job->sigs_after = sigs;
-                job->n_sigs_after = n;
-                job->sigs_checked = true;
-                pthread_mutex_unlock(&job->lock);
-                job_fail(job, -EIO, "%s: a probe after the firmware erase finds %s at offset %" PRIu64 ": the drive did "
-                         "not erase it", job->info.node, sigs[0].type, sigs[0].offset);
-                return -EIO;
-        }
-        if (n > 0) {
+        /* Nothing of what was there may be left after a firmware erase: no pass wrote it. */
+        if (n > 0 && pass_op_firmware(job->passes[job->n_passes - 1].pass.op))
+                k = 2;
+        else if (n > 0) {
                 k = recheck_signatures(job, job->fd, sigs, n, &first);
                 if (k < 0)
                         log_warning("job %" PRIu64 ": %s: a probe after the wipe finds %s at offset %" PRIu64 ", and the "
@@ -483,6 +474,11 @@ static int job_probe_after(struct job *job) {
         job->n_sigs_after = n;
         job->sigs_checked = true;
         pthread_mutex_unlock(&job->lock);
+        if (k == 2) {
+                job_fail(job, -EIO, "%s: a probe after the firmware erase finds %s at offset %" PRIu64 ": the drive did "
+                         "not erase it", job->info.node, sigs[0].type, sigs[0].offset);
+                return -EIO;
+        }
         if (k == 1) {
                 job_fail(job, -ESTALE, "%s: a probe after the wipe finds %s at offset %" PRIu64 ", which is not what "
                          "pass %u wrote there: something else wrote to the device during the wipe", job->info.node,
