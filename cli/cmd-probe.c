@@ -3,11 +3,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "cleanup.h"
 #include "wipectl.h"
@@ -28,6 +30,20 @@ bool cmd_probe_refused(struct json_object *result) {
         return refused;
 }
 
+/* Whether a bare name ("sdb": no slash) is no file here while /dev/NAME is one: then the user
+ * most likely meant the device, and is told so rather than sent to the daemon with a relative
+ * path. */
+static bool cmd_probe_dev_hint(const char *name) {
+        char dev[PATH_MAX];
+        struct stat st;
+
+        if (strchr(name, '/') || lstat(name, &st) == 0 || errno != ENOENT)
+                return false;
+        if (snprintf(dev, sizeof(dev), "/dev/%s", name) >= (int) sizeof(dev))
+                return false;
+        return stat(dev, &st) == 0;
+}
+
 /* Check the DEVICE operands devices[n]: at least one, at most PROTOCOL_DEVICES_MAX, none empty and,
  * with distinct, none named twice. Returns -1 when they are fine, or the exit status of the usage
  * error it reported. */
@@ -42,6 +58,8 @@ static int cmd_probe_check(const struct cmd_entry *self, char *const *devices, s
                 for (size_t j = 0; distinct && j < i; j++)
                         if (strcmp(devices[i], devices[j]) == 0)
                                 return cmd_usage_error(self, "%s: named twice", devices[i]);
+                if (cmd_probe_dev_hint(devices[i]))
+                        return cmd_usage_error(self, "%s: no such file; did you mean /dev/%s?", devices[i], devices[i]);
         }
         return -1;
 }

@@ -84,6 +84,9 @@ int wipectl_parse_seed(const char *s, uint64_t *ret);
 /* cmd-wipe.c */
 extern const struct cmd_entry cmd_wipe_entry;
 
+/* cmd-devices.c */
+extern const struct cmd_entry cmd_devices_entry;
+
 /* cmd-methods.c */
 extern const struct cmd_entry cmd_methods_entry;
 

@@ -33,6 +33,7 @@ enum protocol_op {
         PROTOCOL_OP_PAUSE,
         PROTOCOL_OP_RESUME,
         PROTOCOL_OP_FORGET,
+        PROTOCOL_OP_DEVICES,
         _PROTOCOL_OP_MAX,
         PROTOCOL_OP_INVALID = -1,
 };

@@ -172,6 +172,9 @@ int device_find_identity(const struct device_identity *want, char **ret);
 struct json_object *device_identity_json(const struct device_identity *id);
 struct json_object *device_signatures_json(const struct device_signature *s, size_t n);
 struct json_object *device_probe_json(const struct device_probe *p);
+/* device-list.c: every block device of the machine with its partitions, what is on each and
+ * whether it may be wiped (wipectl(1) DEVICES); a new array, or NULL on ENOMEM. */
+struct json_object *device_list_json(device_wiper_fn *wiper);
 
 /* job.c */
 #define VERIFY_FIRST_MAX 16             /* mismatching sector offsets kept */
@@ -389,6 +392,8 @@ struct job {
         atomic_uint keystream_backends;
         unsigned resumes;               /* times it went on after either */
         uint64_t superseded_by;         /* a later job started on its device (0: none) */
+        int partitions_reread;          /* after its last write: 1 the kernel read the partition table
+                                         * again, -errno it refused, 0 not tried (job_finish) */
         enum job_state wipe_state;      /* how the wipe ended, while a later verification runs */
         int wipe_error;                 /* the wipe's error, kept while a later verification runs */
         char *wipe_error_msg;

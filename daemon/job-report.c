@@ -91,6 +91,9 @@ static void report_add_context(struct job *job, struct json_object *o) {
         json_add(o, "interruptions", json_object_new_int((int) job->interruptions));
         json_add(o, "pauses", json_object_new_int((int) job->pauses));
         json_add(o, "resumes", json_object_new_int((int) job->resumes));
+        json_add(o, "partitions_reread", job->partitions_reread ? json_object_new_boolean(job->partitions_reread > 0) : NULL);
+        json_add(o, "partitions_reread_error", job->partitions_reread < 0 ?
+                 json_object_new_string(protocol_errno_name(job->partitions_reread)) : NULL);
         if (job->error && errors)
                 json_object_array_add(errors, error_json(job));
         pthread_mutex_unlock(&job->lock);

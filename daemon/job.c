@@ -358,6 +358,16 @@ static enum verify_end reverify_end(enum job_state s) {
         return s == JOB_CANCELLED ? VERIFY_END_CANCELLED : s == JOB_FAILED ? VERIFY_END_ERROR : VERIFY_END_INTERRUPTED;
 }
 
+/* Have the kernel read the partition table of the whole disk open on fd again (BLKRRPART, as
+ * "blockdev --rereadpt" does). 1 when it did, -errno when it refused (-EBUSY: a partition is in
+ * use), 0 when the disk does not scan partitions at all (-EINVAL: a loop device without
+ * partition scanning): then there was nothing stale to drop. */
+static int job_reread_partitions(int fd) {
+        if (ioctl(fd, BLKRRPART, 0) == 0)
+                return 1;
+        return errno == EINVAL ? 0 : -errno;
+}
+
 /* End run `run` of the job in state s (once per run; later calls, and calls for an older run,
  * do nothing). Closes the device; a job that stops (paused, interrupted) takes its last
  * checkpoint first. The new state is seen (status, watch, a resume or a new job on the device)
@@ -369,7 +379,7 @@ void job_finish(struct job *job, enum job_state s, unsigned run) {
         enum verify_end end = VERIFY_END_COMPLETE;
         struct ckpt_snap c = {};
         bool reverify, stopped;
-        int fd;
+        int fd, reread = 0;
         char b[64];
 
         pthread_mutex_lock(&job->lock);
@@ -411,11 +421,14 @@ void job_finish(struct job *job, enum job_state s, unsigned run) {
                                     "checkpoint", job->id, job->info.node, strerror(errno));
                 free(c.bits);
         }
-        /* The old partitions are gone from the disk: let the kernel forget them too (best effort;
-         * it fails harmlessly on devices without partitions or with one in use). Outside the
-         * lock: status requests must not wait for the device. */
-        if (fd >= 0 && (s == JOB_DONE || s == JOB_DONE_ERRORS) && !reverify)
-                (void) ioctl(fd, BLKRRPART, 0);
+        /* The old partitions are gone from the disk: let the kernel forget them too, through our
+         * own exclusive descriptor (BLKRRPART needs no other opener of the disk or a partition),
+         * also after a wipe that failed or was cancelled once it wrote something. The outcome
+         * goes into the report (partitions_reread). Outside the lock: status requests must not
+         * wait for the device. */
+        if (fd >= 0 && !stopped && !reverify && job->info.partition == 0 &&
+            (s == JOB_DONE || s == JOB_DONE_ERRORS || atomic_load(&job->bytes_done) > 0))
+                reread = job_reread_partitions(fd);
         if (fd >= 0)
                 close(fd);
         job_release_namespaces(job);
@@ -485,6 +498,8 @@ void job_finish(struct job *job, enum job_state s, unsigned run) {
                 atomic_store(&job->bytes_done, job->ckpt.bytes_done);
         }
         job->cancel_pending = false;
+        if (reread != 0)
+                job->partitions_reread = reread;
         job->state = s;
         job->ended_at = real_s();
         if (!reverify && !stopped) {

@@ -607,6 +607,21 @@ static struct json_object *op_probe(struct request_ctx *c) {
         return r;
 }
 
+/* Every block device of the machine and whether it may be wiped: read-only, like a probe. */
+static struct json_object *op_devices(struct request_ctx *c) {
+        struct json_object *r = protocol_reply_new(c->req->id), *arr;
+
+        if (!r)
+                return NULL;
+        arr = device_list_json(job_wiping);
+        if (!arr) {
+                json_object_put(r);
+                return NULL;
+        }
+        json_object_object_add(r, "devices", arr);
+        return r;
+}
+
 void watch_free(struct watch *w) {
         if (!w)
                 return;
@@ -762,6 +777,7 @@ static const op_handler handlers[_PROTOCOL_OP_MAX] = {
         [PROTOCOL_OP_PAUSE] = op_pause,
         [PROTOCOL_OP_RESUME] = op_resume,
         [PROTOCOL_OP_FORGET] = op_forget,
+        [PROTOCOL_OP_DEVICES] = op_devices,
 };
 
 struct json_object *client_handle(struct pool *pool, const struct peer *peer, const char *line, size_t len,
