@@ -5,8 +5,9 @@
 # be sourced by hand:  . cli/wipectl.bash
 #
 # Completes the global options and the commands, each command's options (as its --help lists
-# them), the values of --method, --cipher and --verify, job ids (asked from the daemon, on the
-# socket that --socket on the command line or $WIPED_SOCKET names) and block devices.
+# them), the values of --method, --cipher and --verify, job ids and the devices that may be wiped
+# (both asked from the daemon, on the socket that --socket on the command line or $WIPED_SOCKET
+# names).
 # It needs nothing but bash: no bash-completion helpers, no jq.
 
 # _wipectl_jobs WIPECTL SOCKET WHICH: the job ids the daemon knows (wipectl --json list), one a
@@ -42,15 +43,27 @@ _wipectl_jobs() {
         done < <(printf '%s\n' "$json" | grep -oE '"(id|state)": *("[a-z]+"|[0-9]+)')
 }
 
-# _wipectl_devices CUR: the block devices (and directories, to go down /dev/disk/by-id/ and the
-# like) whose path starts with CUR (default /dev/), one a line.
+# _wipectl_devices WIPECTL SOCKET CUR: the devices whose path starts with CUR (default /dev/)
+# that the daemon would wipe (wipectl devices --wipeable: never the running system's disks, nor
+# a mounted or held one), one a line; with CUR under /dev/disk/, the links there to those
+# devices. Nothing when the daemon cannot be asked: without it nothing can be wiped, and a guess
+# from /dev would offer the very disks the daemon refuses.
 _wipectl_devices() {
-        local cur=${1:-/dev/} p
+        local wipectl=$1 socket=$2 cur=${3:-/dev/} list node link
+        local -a args=()
         local IFS=$'\n'
-        for p in $(compgen -f -- "$cur"); do
-                # (compopt -o filenames adds the slash of a directory.)
-                [ -b "$p" ] || [ -d "$p" ] && echo "$p"
+        [ -n "$socket" ] && args=(--socket "$socket")
+        list=$(timeout 2 "$wipectl" "${args[@]}" devices --wipeable 2>/dev/null) || return 0
+        for node in $list; do
+                [[ $node == "$cur"* ]] && echo "$node"
         done
+        if [[ $cur == /dev/disk/* ]]; then
+                for link in /dev/disk/*/*; do
+                        [[ $link == "$cur"* && -b $link ]] || continue
+                        node=$(readlink -f -- "$link")
+                        [[ $'\n'$list$'\n' == *$'\n'$node$'\n'* ]] && echo "$link"
+                done
+        fi
 }
 
 # _wipectl_help_options WIPECTL CMD: the options that "wipectl CMD --help" lists, one a line:
@@ -64,7 +77,7 @@ _wipectl_help_options() {
 
 _wipectl() {
         local cur=${COMP_WORDS[COMP_CWORD]} prev='' wipectl=${COMP_WORDS[0]} socket='' cmd='' i w
-        local commands="version status list cancel pause resume forget report probe methods verify watch wait wipe"
+        local commands="version status list cancel pause resume forget report devices probe methods verify watch wait wipe"
         local globals="--socket --json --bytes --help --version"
         local opts='' args_opts='' positional=''
         local IFS=$' \t\n'
@@ -163,6 +176,7 @@ _wipectl() {
         wait) opts="--help" positional=running ;;
         list) opts="--all --help" ;;
         methods) opts="--json --help" ;;
+        devices) opts="--json --wipeable --help" ;;
         version) opts="--help" ;;
         *) return 0 ;;
         esac
@@ -193,8 +207,7 @@ _wipectl() {
                         COMPREPLY=($(compgen -f -- "$cur"))
                         ;;
                 --device)
-                        compopt -o filenames 2>/dev/null
-                        COMPREPLY=($(compgen -W "$(_wipectl_devices "$cur")" -- "$cur"))
+                        COMPREPLY=($(compgen -W "$(_wipectl_devices "$wipectl" "$socket" "$cur")" -- "$cur"))
                         ;;
                 --method)
                         COMPREPLY=($(compgen -W "random zero random-zero zeroout discard secure-discard sanitize sanitize-crypto sanitize-block sanitize-overwrite nvme-format ata-secure-erase purge dod-3pass schneier gutmann" -- "$cur"))
@@ -225,8 +238,7 @@ _wipectl() {
 
         case $positional in
         devices)
-                compopt -o filenames 2>/dev/null
-                COMPREPLY=($(compgen -W "$(_wipectl_devices "$cur")" -- "$cur"))
+                COMPREPLY=($(compgen -W "$(_wipectl_devices "$wipectl" "$socket" "$cur")" -- "$cur"))
                 ;;
         all | running | ended | stopped | forgettable)
                 COMPREPLY=($(compgen -W "$(_wipectl_jobs "$wipectl" "$socket" "$positional")" -- "$cur"))

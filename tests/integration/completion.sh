@@ -2,11 +2,12 @@
 # The bash completion of wipectl (cli/wipectl.bash), sourced into a plain bash (no bash-completion
 # package needed): the commands, the global options, each command's options as its --help lists
 # them, the values of --method (wipectl methods), --cipher and --verify, job ids from the daemon
-# that --socket on the line or $WIPED_SOCKET names, and block devices only for wipe and probe.
+# that --socket on the line or $WIPED_SOCKET names, and for wipe and probe only the devices that
+# daemon would wipe (nothing without a daemon).
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 
 COMPLETION=$top_srcdir/cli/wipectl.bash
-COMMANDS="version status list cancel pause resume forget report probe methods verify watch wait wipe"
+COMMANDS="version status list cancel pause resume forget report devices probe methods verify watch wait wipe"
 GLOBALS="--socket --json --bytes --help --version"
 [ -f "$COMPLETION" ] || hard_error "$COMPLETION missing"
 bash -n "$COMPLETION" || fail "$COMPLETION: syntax error"
@@ -108,31 +109,52 @@ comp_has "sample last all" wipectl verify --verify ''
 for opt in --max-rate --seed --queue-depth --io-size --passes; do comp_is "" wipectl wipe "$opt" ''; done
 comp_is "" wipectl watch --interval ''
 
-# --- Devices: block devices only. ---
+# --- Devices: only those the daemon would wipe, and nothing without a daemon. ---
 loops=()
 for _ in $(seq 3); do loops+=("$(make_loop 16M)"); done
-for line in "wipectl wipe" "wipectl probe" "wipectl --json wipe --yes --verify none" "wipectl wipe --method zero ${loops[0]}"; do
+comp_is "" wipectl --socket "$TEST_DIR/none.sock" wipe /dev/lo
+comp_is "" wipectl --socket "$TEST_DIR/none.sock" probe ''
+start_daemon --threads 2
+# A mounted one is refused, so not offered.
+command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 missing"
+mounted=$(make_loop 16M)
+mkfs.ext4 -q "$mounted" || hard_error "mkfs.ext4 $mounted failed"
+mkdir -p "$TEST_DIR/mnt"
+mount "$mounted" "$TEST_DIR/mnt" || hard_error "cannot mount $mounted"
+register_mount "$TEST_DIR/mnt"
+wipeable=$(wipectl devices --wipeable) || fail "devices --wipeable failed"
+echo "$wipeable" | grep -qx "${loops[0]}" || fail "devices --wipeable lacks ${loops[0]}: $wipeable"
+echo "$wipeable" | grep -qx "$mounted" && fail "devices --wipeable lists the mounted $mounted"
+root_disk=$(wipectl --json devices | jq -r '.devices[] | select(.mountpoint == "/") | .node')
+for line in "wipectl --socket $SOCK wipe" "wipectl --socket $SOCK probe" "wipectl --socket $SOCK --json wipe --yes --verify none" \
+            "wipectl --socket $SOCK wipe --method zero ${loops[0]}"; do
         # shellcheck disable=SC2086
         got=$(comp $line /dev/lo)
         for dev in "${loops[@]}"; do
                 echo "$got" | grep -qx "$dev" || fail "completion of '$line /dev/lo' lacks $dev: $(echo $got)"
         done
+        echo "$got" | grep -qx "$mounted" && fail "completion of '$line /dev/lo' offers the mounted $mounted"
+        # (Other loop devices of the machine come and go meanwhile: only their kind is checked.)
         while read -r p; do
                 [ -z "$p" ] || [ -b "$p" ] || fail "completion of '$line /dev/lo' offers $p, not a block device"
         done <<< "$got"
 done
-comp_is "" wipectl wipe /dev/loop-contr
+comp_is "" wipectl --socket "$SOCK" wipe /dev/loop-contr
+COMP_SOCKET=$SOCK
 got=$(comp wipectl wipe /dev/)
+COMP_SOCKET=
 echo "$got" | grep -qx "${loops[0]}" || fail "completion of 'wipectl wipe /dev/' lacks ${loops[0]}"
-echo "$got" | grep -qx /dev/null && fail "completion of 'wipectl wipe /dev/' offers /dev/null"
+for p in /dev/null /dev/pts/ /dev/pts /dev/shm/ "$mounted" ${root_disk:+"$root_disk"}; do
+        echo "$got" | grep -qx "$p" && fail "completion of 'wipectl wipe /dev/' offers $p"
+done
 while read -r p; do
-        [ -b "$p" ] || [ -d "$p" ] || fail "completion of 'wipectl wipe /dev/' offers $p: not a block device nor a directory"
+        [ -b "$p" ] || fail "completion of 'wipectl wipe /dev/' offers $p: not a block device"
 done <<< "$got"
+umount "$TEST_DIR/mnt" || hard_error "cannot unmount $TEST_DIR/mnt"
 # Status takes jobs, not devices.
-comp wipectl --socket "$TEST_DIR/none.sock" status /dev/lo | grep -q . && fail "status offers devices"
+comp wipectl --socket "$SOCK" status /dev/lo | grep -q . && fail "status offers devices"
 
 # --- Job ids, from the daemon on the line's --socket or $WIPED_SOCKET. ---
-start_daemon --threads 2
 done_id=$(wipectl --json wipe --yes --verify none "${loops[0]}" | jq -r '.jobs[0].id') || fail "wipe failed"
 slow=$(make_loop 1G)
 run_id=$(wipectl --json wipe --yes --no-wait --verify none --max-rate 20M "$slow" | jq -r '.jobs[0].id') || fail "submit failed"
