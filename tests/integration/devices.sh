@@ -78,7 +78,7 @@ echo "$names" | grep -qx "$mounted" && fail "devices --wipeable lists the mounte
 wipectl devices --json --wipeable > /dev/null 2>&1 && fail "devices --json --wipeable accepted"
 
 # --- The running system's disk is listed and refused (only listed: nothing is written to it). ---
-root_majmin=$(findmnt -no MAJ:MIN / 2>/dev/null | head -1)
+root_majmin=$(findmnt -no MAJ:MIN / 2>/dev/null | head -1 | tr -d "[:space:]")
 if [ -n "$root_majmin" ] && [ "${root_majmin%%:*}" != 0 ] && [ -e "/sys/dev/block/$root_majmin" ]; then
         root_name=$(basename "$(readlink -f "/sys/dev/block/$root_majmin")")
         row=$(wipectl --json devices | jq -c --arg n "$root_name" '[.devices[] | ., .partitions[]] | map(select(.name == $n)) | .[0] // empty')
