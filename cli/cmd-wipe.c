@@ -32,6 +32,7 @@ struct cmd_wipe_settings {
         uint64_t max_bad;               /* --max-bad, bytes */
         unsigned queue_depth;           /* --queue-depth, 0: the daemon's default */
         uint64_t io_size;               /* --io-size, 0: the daemon's buffer size */
+        bool dry_run;                   /* --dry-run: every check and the plan, nothing written */
 };
 
 /* Print the method, its passes and the verification on stderr for the confirmation:
@@ -216,6 +217,8 @@ static struct json_object *cmd_wipe_request(char **devices, size_t n, const stru
                 return NULL;
         if (w->io_size && json_object_object_add(req, "io_size", json_object_new_uint64(w->io_size)) < 0)
                 return NULL;
+        if (w->dry_run && json_object_object_add(req, "dry_run", json_object_new_boolean(true)) < 0)
+                return NULL;
         return TAKE_PTR(req);
 }
 
@@ -265,6 +268,7 @@ static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv,
                 { "io-size", required_argument, NULL, ARG_IO_SIZE },
                 { "max-bad", required_argument, NULL, ARG_MAX_BAD },
                 { "yes", no_argument, NULL, 'y' },
+                { "dry-run", no_argument, NULL, 'n' },
                 { "no-wait", no_argument, NULL, ARG_NO_WAIT },
                 { "help", no_argument, NULL, 'h' },
                 {}
@@ -273,7 +277,7 @@ static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv,
         int opt;
 
         w->percent = SAMPLE_PERCENT_DEFAULT;
-        while ((opt = getopt_long(argc, argv, ":hy", options, NULL)) >= 0)
+        while ((opt = getopt_long(argc, argv, ":hyn", options, NULL)) >= 0)
                 switch (opt) {
                 case ARG_CIPHER:
                         if (keystream_cipher_from_name(optarg, &kc) < 0)
@@ -338,6 +342,9 @@ static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv,
                 case 'y':
                         *yes = true;
                         break;
+                case 'n':
+                        w->dry_run = true;
+                        break;
                 case ARG_NO_WAIT:
                         *no_wait = true;
                         break;
@@ -350,6 +357,108 @@ static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv,
         if (w->seed_set && w->verify && (verify_mode_parse(w->verify, &mode, NULL) < 0 || mode != VERIFY_SAMPLE))
                 return cmd_usage_error(self, "--seed applies to --verify sample only");
         return -1;
+}
+
+/* One plan of a dry run as text: the device, its passes (a firmware pass with the command it
+ * would send), the verification, the I/O plan and the estimate. */
+static void cmd_wipe_plan_text(struct json_object *plan) {
+        struct json_object *passes = NULL, *est = NULL, *v = NULL;
+        char dev[OUTPUT_CELL], size[32], work[32], rate[32], dur[32], esc[OUTPUT_CELL];
+        int64_t secs, bps;
+        size_t n;
+
+        output_escape(output_get_string(plan, "node", "?"), false, dev, sizeof(dev));
+        output_size(size, sizeof(size), output_get_u64(plan, "size", 0));
+        printf("%s (%s): would be wiped\n", dev, size);
+        json_object_object_get_ex(plan, "passes", &passes);
+        n = json_object_array_length(passes);
+        output_escape(output_get_string(plan, "method", "?"), false, esc, sizeof(esc));
+        printf("  Method:    %s, %zu pass%s\n", esc, n, n == 1 ? "" : "es");
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *p = json_object_array_get_idx(passes, i), *fw = NULL;
+
+                printf("  Pass %zu:    %s", i + 1, output_get_string(p, "pattern", "?"));
+                if (json_object_object_get_ex(p, "firmware", &fw) && json_object_is_type(fw, json_type_object)) {
+                        const char *sub = output_get_string(fw, "sanact", output_get_string(fw, "feature",
+                                                            output_get_string(fw, "service_action", NULL)));
+
+                        printf(": firmware %s, %s%s%s", output_get_string(fw, "action", "?"),
+                               output_get_string(fw, "command", output_get_string(fw, "command_set", "?")),
+                               sub ? " " : "", sub ? sub : "");
+                } else if (output_get_string(p, "command", NULL))
+                        printf(" (%s)", output_get_string(p, "command", ""));
+                putchar('\n');
+        }
+        printf("  Verify:    %s", output_get_string(plan, "verify", "?"));
+        if (json_object_object_get_ex(plan, "verify_percent", &v) && v)
+                printf(" (%g%%)", json_object_get_double(v));
+        putchar('\n');
+        output_size(work, sizeof(work), output_get_u64(plan, "chunk_size", 0));
+        output_size(rate, sizeof(rate), output_get_u64(plan, "io_size", 0));
+        printf("  Plan:      %" PRId64 " chunk%s of %s, I/Os of %s, %" PRId64 " in flight%s\n",
+               output_get_int(plan, "chunks", 0), output_get_int(plan, "chunks", 0) == 1 ? "" : "s", work, rate,
+               output_get_int(plan, "queue_depth", 0),
+               json_object_object_get_ex(plan, "in_order", &v) && json_object_get_boolean(v) ? ", in order (rotational)" : "");
+        if (output_get_string(plan, "hidden_area", NULL))
+                printf("  Hidden:    a hidden area would be %s\n", strcmp(output_get_string(plan, "hidden_area", ""),
+                                                                         "restore") == 0 ? "restored first" :
+                                                                  output_get_string(plan, "hidden_area", ""));
+        if (output_get_string(plan, "purge_fallback", NULL)) {
+                output_escape(output_get_string(plan, "purge_fallback", ""), false, esc, sizeof(esc));
+                printf("  Purge:     %s\n", esc);
+        }
+        output_size(work, sizeof(work), output_get_u64(plan, "bytes_total", 0));
+        printf("  Work:      %s (writes and verification reads)\n", work);
+        json_object_object_get_ex(plan, "estimate", &est);
+        secs = output_get_int(est, "seconds", -1);
+        bps = output_get_int(est, "rate_bps", -1);
+        if (secs >= 0 && bps > 0) {
+                const char *from = output_get_string(est, "rate_from", "");
+
+                units_duration(dur, sizeof(dur), secs);
+                units_rate(rate, sizeof(rate), (double) bps);
+                printf("  Estimate:  %s at %s", dur, rate);
+                if (strcmp(from, "job") == 0)
+                        printf(" (measured by job %" PRId64 ")", output_get_int(est, "job", 0));
+                else if (strcmp(from, "max_rate") == 0)
+                        printf(" (the max rate)");
+        } else
+                printf("  Estimate:  rate unknown (no finished wipe of this device to measure by; --max-rate sets one)");
+        if (json_object_object_get_ex(est, "firmware_not_counted", &v) && json_object_get_boolean(v))
+                printf(", plus the drive's own time for its firmware erase");
+        putchar('\n');
+}
+
+/* wipe --dry-run: the submit with "dry_run", its plans printed; no confirmation (nothing is
+ * written). A refusal is reported and exits as the real submit's. */
+static int cmd_wipe_dry_run(const struct wipectl_options *opts, const struct cmd_wipe_settings *w, char **devices,
+                            size_t n) {
+        _cleanup_json_ struct json_object *request = cmd_wipe_request(devices, n, w, NULL), *reply = NULL,
+                                          *result = NULL;
+        struct json_object *plans = NULL;
+        struct client c = CLIENT_INIT;
+        int r;
+
+        if (!request) {
+                wipectl_error("wipe: out of memory");
+                return WIPECTL_EXIT_FAILURE;
+        }
+        r = client_connect_call(&c, opts->socket_path, request, &reply);
+        if (r != WIPECTL_EXIT_OK)
+                return r;
+        client_close(&c);
+        result = output_from_reply(reply);
+        if (!result) {
+                wipectl_error("wipe: out of memory");
+                return WIPECTL_EXIT_FAILURE;
+        }
+        if (opts->json)
+                return output_print(OUTPUT_PROBE, result, true);
+        puts("Dry run: nothing was written, no job was started.");
+        json_object_object_get_ex(result, "jobs", &plans);
+        for (size_t i = 0; i < json_object_array_length(plans); i++)
+                cmd_wipe_plan_text(json_object_array_get_idx(plans, i));
+        return output_flush();
 }
 
 static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc, char **argv) {
@@ -371,6 +480,9 @@ static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_opti
         if (r >= 0)
                 return r;
 
+        /* A dry run writes nothing: nothing to confirm. */
+        if (w.dry_run)
+                return cmd_wipe_dry_run(opts, &w, devices, ndevices);
         if (!yes && !isatty(STDIN_FILENO)) {
                 wipectl_error("wipe: standard input is not a terminal: refusing to wipe without --yes");
                 return WIPECTL_EXIT_USAGE;
@@ -401,7 +513,7 @@ static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_opti
 const struct cmd_entry cmd_wipe_entry = {
         .name = "wipe",
         .args = "[--method NAME | --passes LIST] [--verify MODE] [--seed N] [--cipher NAME] [--max-rate RATE] "
-                "[--queue-depth N] [--io-size SIZE] [--max-bad SIZE] [--yes] [--no-wait] DEVICE...",
+                "[--queue-depth N] [--io-size SIZE] [--max-bad SIZE] [--yes] [--dry-run] [--no-wait] DEVICE...",
         .summary = "Overwrite devices, verify them, and wait for the jobs",
         .help = "  --method NAME        random (default), zero, random-zero, zeroout, discard,\n"
                 "                       secure-discard, dod-3pass, schneier, gutmann\n"
@@ -419,6 +531,7 @@ const struct cmd_entry cmd_wipe_entry = {
                 "  --max-bad SIZE       bad sectors skipped before the job fails (default: the daemon's, 16M;\n"
                 "                       0: fail at the first)\n"
                 "  -y, --yes            do not ask for confirmation (required when stdin is not a terminal)\n"
+                "  -n, --dry-run        check and plan everything, print the plan and an estimate, write nothing\n"
                 "  --no-wait            print the job ids and return at once\n",
         .exec = cmd_wipe_exec,
 };

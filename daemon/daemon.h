@@ -451,6 +451,11 @@ struct job_request {
  * ret[0..n), or -errno with a message naming the refused device in err. */
 int job_submit(struct pool *pool, const char *const *devices, size_t n, const struct job_request *rq,
                struct job **ret, char *err, size_t err_len);
+/* Everything job_submit() checks and plans, without writing or starting anything (no drive state
+ * changed, no job, no record): 0 with *ret a new array of the plans (wiped(8) submit "dry_run"),
+ * or job_submit()'s -errno and message. */
+int job_dry_run(struct pool *pool, const char *const *devices, size_t n, const struct job_request *rq,
+                struct json_object **ret, char *err, size_t err_len);
 /* Verify the last pass of an ended job again, on its device if its identity still matches.
  * 0 (the job runs again), or -errno with a message in err. */
 int job_verify_again(struct job *job, enum verify_mode mode, double percent, bool have_seed, uint64_t seed,

@@ -221,15 +221,14 @@ static struct job *job_new(const char *device, struct device_probe *probe, const
         return job;
 }
 
-int job_submit(struct pool *pool, const char *const *devices, size_t n, const struct job_request *rq,
-               struct job **ret, char *err, size_t err_len) {
-        _cleanup_free_ struct job **made = calloc(n, sizeof(*made));
-        double rt = real_s(), mono = mono_s();
+/* Every check of a submit, for every device (all or nothing): the jobs it would make, in made[n]
+ * (the caller frees them), with their devices open for the wipe; or, for a dry run, probed only
+ * (nothing opened for writing, no namespace kept past the caller's job_free, no hidden area
+ * restored). 0, or -errno with a message naming the refused device in err, made[] freed. */
+static int job_prepare(struct pool *pool, const char *const *devices, size_t n, const struct job_request *rq,
+                       bool dry_run, struct job **made, char *err, size_t err_len) {
         size_t i;
         int r = 0;
-
-        if (!made)
-                return -ENOMEM;
 
         /* The same device twice (perhaps under two names) is a mistake in the request. */
         for (i = 0; i < n; i++) {
@@ -248,13 +247,24 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
         for (i = 0; i < n; i++) {
                 struct job_hidden_area hidden;
                 struct device_probe probe;
-                int fd = device_open(devices[i], job_wiping, &probe, err, err_len);
+                int fd = -1;
 
-                if (fd < 0) {
-                        r = fd;
+                if (dry_run) {
+                        /* The probe's refusals are device_open()'s, in the same words. */
+                        r = device_probe(devices[i], job_wiping, &probe);
+                        if (r < 0)
+                                snprintf(err, err_len, "%s: cannot probe: %s", devices[i], strerror(-r));
+                        else if (probe.refusal) {
+                                snprintf(err, err_len, "%s", probe.refusal_msg ? probe.refusal_msg : strerror(-probe.refusal));
+                                r = probe.refusal;
+                        }
+                } else
+                        r = fd = device_open(devices[i], job_wiping, &probe, err, err_len);
+                if (r < 0) {
                         device_probe_done(&probe);
                         break;
                 }
+                r = 0;
                 if (rq->expect && rq->expect[i]) {
                         char what[320];
 
@@ -266,14 +276,16 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
                                 else
                                         snprintf(err, err_len, "%s: cannot compare: %s", probe.id.node, strerror(-r));
                                 device_probe_done(&probe);
-                                close(fd);
+                                if (fd >= 0)
+                                        close(fd);
                                 break;
                         }
                 }
                 r = job_hidden_area(&probe, &hidden, err, err_len);
                 if (r < 0) {
                         device_probe_done(&probe);
-                        close(fd);
+                        if (fd >= 0)
+                                close(fd);
                         break;
                 }
                 err[0] = '\0';
@@ -284,15 +296,16 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
                 if (!made[i]) {
                         if (!err[0])
                                 snprintf(err, err_len, "%s: cannot create job: %s", devices[i], strerror(-r));
-                        close(fd);
+                        if (fd >= 0)
+                                close(fd);
                         break;
                 }
                 made[i]->fd = fd;
         }
         /* Every device passed: hidden areas to restore are restored now (before this, a refusal
          * of any device would have left a drive changed), and a job whose device grew is planned
-         * again for its new size. */
-        for (i = 0; r == 0 && i < n; i++) {
+         * again for its new size. A dry run only says it would. */
+        for (i = 0; r == 0 && !dry_run && i < n; i++) {
                 struct job *job = made[i];
 
                 r = job_hidden_restore(job, err, err_len);
@@ -306,10 +319,26 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
         }
         if (r < 0) {
                 /* All or nothing: nothing was written; release what was opened. */
-                for (size_t k = 0; k < n && made[k]; k++)
+                for (size_t k = 0; k < n && made[k]; k++) {
                         job_free(made[k]);
-                return r;
+                        made[k] = NULL;
+                }
         }
+        return r;
+}
+
+int job_submit(struct pool *pool, const char *const *devices, size_t n, const struct job_request *rq,
+               struct job **ret, char *err, size_t err_len) {
+        _cleanup_free_ struct job **made = calloc(n, sizeof(*made));
+        double rt = real_s(), mono = mono_s();
+        size_t i;
+        int r;
+
+        if (!made)
+                return -ENOMEM;
+        r = job_prepare(pool, devices, n, rq, false, made, err, err_len);
+        if (r < 0)
+                return r;
 
         for (i = 0; i < n; i++) {
                 struct job *job = made[i];
@@ -351,6 +380,130 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
                 pool_add_job(pool, job);
         }
         return 0;
+}
+
+/* The rate a wipe of job's device may be expected to run at, in bytes/s, and where it comes from:
+ * the request's (or the configuration's) max-rate, else the average of the latest wipe of the
+ * same device (its identity) that ended done, in this daemon's table (*from_job its id). 0 when
+ * neither says. */
+static double job_expected_rate(const struct job *job, const char **from, uint64_t *from_job) {
+        double best_end = 0, rate = 0;
+
+        *from = NULL;
+        *from_job = 0;
+        if (job->rate.bps > 0) {
+                *from = "max_rate";
+                return (double) job->rate.bps;
+        }
+        for (struct job *j = jobs_head; j; j = j->next) {
+                const char *what;
+                double started, ended;
+                uint64_t work;
+                enum job_state s;
+
+                if (!device_identity_same(&j->info, &job->info, !device_identity_strong(&j->info), &what))
+                        continue;
+                pthread_mutex_lock(&j->lock);
+                s = j->wipe_state;
+                started = j->wipe_started;
+                ended = j->wipe_ended;
+                work = j->wipe_work;
+                pthread_mutex_unlock(&j->lock);
+                if ((s != JOB_DONE && s != JOB_DONE_ERRORS) || ended <= started || work == 0 || ended < best_end)
+                        continue;
+                best_end = ended;
+                rate = (double) work / (ended - started);
+                *from = "job";
+                *from_job = j->id;
+        }
+        return rate;
+}
+
+/* The plan of a job that a dry run made (never started): what would be done to which device, and
+ * how long it would take. NULL on ENOMEM. */
+static struct json_object *job_plan_json(const struct job *job) {
+        _cleanup_json_ struct json_object *o = json_object_new_object();
+        struct json_object *passes = json_object_new_array(), *est = json_object_new_object();
+        char name[2 * METHOD_PATTERN_MAX + 8];
+        const char *from;
+        uint64_t from_job;
+        double rate = job_expected_rate(job, &from, &from_job);
+        bool firmware = false;
+
+        if (!o || !passes || !est) {
+                json_object_put(passes);
+                json_object_put(est);
+                return NULL;
+        }
+        json_object_object_add(o, "device", json_object_new_string(job->device));
+        json_object_object_add(o, "node", json_object_new_string(job->info.node));
+        json_object_object_add(o, "size", json_object_new_uint64(job->info.size));
+        json_object_object_add(o, "identity", device_identity_json(&job->info));
+        json_object_object_add(o, "method", json_object_new_string(job->method));
+        for (unsigned i = 0; i < job->n_passes; i++) {
+                const struct job_pass *jp = &job->passes[i];
+                struct json_object *p = json_object_new_object();
+
+                json_object_object_add(p, "pass", json_object_new_int((int) i + 1));
+                json_object_object_add(p, "pattern", json_object_new_string(pass_name(&jp->pass, name, sizeof(name))));
+                if (pass_op_firmware(jp->pass.op)) {
+                        /* The command as it would be sent to this drive (no password: none is set). */
+                        json_object_object_add(p, "firmware", fw_command_json(&jp->fw.cmd, false));
+                        firmware = true;
+                } else if (jp->pass.op != PASS_OP_WRITE)
+                        json_object_object_add(p, "command", json_object_new_string(pass_op_command(jp->pass.op)));
+                json_object_array_add(passes, p);
+        }
+        json_object_object_add(o, "passes", passes);
+        json_object_object_add(o, "cipher", json_object_new_string(keystream_cipher_name(job->cipher)));
+        json_object_object_add(o, "verify", json_object_new_string(verify_mode_name(job->verify)));
+        json_object_object_add(o, "verify_percent", job->verify == VERIFY_SAMPLE ?
+                               json_object_new_double(job->verify_percent) : NULL);
+        json_object_object_add(o, "chunks", json_object_new_uint64(job->plan.n_chunks));
+        json_object_object_add(o, "chunk_size", json_object_new_uint64(job->plan.chunk_size));
+        json_object_object_add(o, "io_size", json_object_new_uint64(job->piece));
+        json_object_object_add(o, "queue_depth", json_object_new_uint64(job->queue_depth));
+        json_object_object_add(o, "in_order", json_object_new_boolean(job->max_holders == 1));
+        json_object_object_add(o, "max_rate", json_object_new_uint64(job->rate.bps));
+        json_object_object_add(o, "hidden_area", !job->hidden.found ? NULL :
+                               json_object_new_string(job->hidden.restore_pending ? "restore" : job->hidden.action));
+        json_object_object_add(o, "purge_fallback", job->purge_fallback ? json_object_new_string(job->purge_fallback) : NULL);
+        json_object_object_add(o, "bytes_total", json_object_new_uint64(job->work_total));
+        /* Writes and verification reads at the rate; a firmware erase takes the drive's own time. */
+        json_object_object_add(est, "seconds", rate > 0 ? json_object_new_int64((int64_t) ((double) job->work_total / rate + 0.5)) : NULL);
+        json_object_object_add(est, "rate_bps", rate > 0 ? json_object_new_int64((int64_t) rate) : NULL);
+        json_object_object_add(est, "rate_from", from ? json_object_new_string(from) : NULL);
+        json_object_object_add(est, "job", from_job ? json_object_new_uint64(from_job) : NULL);
+        json_object_object_add(est, "firmware_not_counted", json_object_new_boolean(firmware));
+        json_object_object_add(o, "estimate", est);
+        return TAKE_PTR(o);
+}
+
+int job_dry_run(struct pool *pool, const char *const *devices, size_t n, const struct job_request *rq,
+                struct json_object **ret, char *err, size_t err_len) {
+        _cleanup_free_ struct job **made = calloc(n, sizeof(*made));
+        _cleanup_json_ struct json_object *plans = json_object_new_array();
+        int r;
+
+        *ret = NULL;
+        if (!made || !plans)
+                return -ENOMEM;
+        r = job_prepare(pool, devices, n, rq, true, made, err, err_len);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *p = r == 0 ? job_plan_json(made[i]) : NULL;
+
+                if (!p)
+                        r = -ENOMEM;
+                else
+                        json_object_array_add(plans, p);
+                /* Never started: its namespaces are let go now, no record, no report. */
+                job_free(made[i]);
+        }
+        if (r == 0)
+                *ret = TAKE_PTR(plans);
+        return r;
 }
 
 /* How a later verification that did not complete ended, from the state its run ends in. */

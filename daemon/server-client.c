@@ -243,6 +243,29 @@ static struct json_object *parse_expect(struct request_ctx *c, size_t n, struct 
         return NULL;
 }
 
+/* A submit with "dry_run": every check and the plans, nothing written or started; a refusal is
+ * replied as the real submit's. */
+static struct json_object *submit_dry_run(struct request_ctx *c, const char **devices, size_t n,
+                                          const struct job_request *rq) {
+        struct json_object *r, *plans = NULL;
+        char err[512] = "";
+        int k;
+
+        k = job_dry_run(c->pool, devices, n, rq, &plans, err, sizeof(err));
+        if (k < 0) {
+                log_info("dry run from uid %u refused: %s", (unsigned) c->peer->uid, err);
+                return protocol_reply_error(c->req->id, k, "%s", err[0] ? err : strerror(-k));
+        }
+        r = protocol_reply_new(c->req->id);
+        if (!r) {
+                json_object_put(plans);
+                return NULL;
+        }
+        json_object_object_add(r, "dry_run", json_object_new_boolean(true));
+        json_object_object_add(r, "jobs", plans);
+        return r;
+}
+
 static struct json_object *op_submit(struct request_ctx *c) {
         _cleanup_free_ const char **devices = NULL, **pass_names = NULL;
         _cleanup_free_ struct json_object **expect = NULL;
@@ -260,7 +283,7 @@ static struct json_object *op_submit(struct request_ctx *c) {
         const char *s;
         char err[512] = "";
         size_t n = 0, n_names = 0;
-        bool given;
+        bool given, dry_run = false;
         int k;
 
         if (!request_devices(c, &devices, &n, &r))
@@ -316,6 +339,12 @@ static struct json_object *op_submit(struct request_ctx *c) {
         if ((r = parse_expect(c, n, &expect)))
                 return r;
         rq.expect = expect;
+
+        k = protocol_get_bool(c->req->obj, "dry_run", &dry_run);
+        if (k == -EINVAL)
+                return bad_field(c, "dry_run", "must be a boolean");
+        if (dry_run)
+                return submit_dry_run(c, devices, n, &rq);
 
         jobs = calloc(n, sizeof(*jobs));
         if (!jobs)
