@@ -466,15 +466,17 @@ int main(int argc, char **argv) {
                 goto fail;
         }
         {
-                char mem[32], rate[32], qd[32];
+                char mem[32], rate[32], qd[32], io[32];
 
                 if (s->queue_depth)
                         snprintf(qd, sizeof(qd), "%u", s->queue_depth);
                 else
                         snprintf(qd, sizeof(qd), "%d (rotational %d)", WIPED_QD_SSD, WIPED_QD_ROTATIONAL);
-                log_info("wiped " PACKAGE_VERSION ": socket %s, state %s; %u threads x %u buffers x %u KiB = %s of I/O "
+                /* Sizes as wipectl version prints them ("1.00 MiB"), counts with their singular. */
+                log_info("wiped " PACKAGE_VERSION ": socket %s, state %s; %u %s x %u %s x %s = %s of I/O "
                          "buffers (%s); %s I/Os in flight per device; rate limit %s; workers at policy %s, nice %u",
-                         s->socket, s->state_dir, s->threads, s->buffers, s->io_size >> 10,
+                         s->socket, s->state_dir, s->threads, units_plural(s->threads, "thread", "threads"), s->buffers,
+                         units_plural(s->buffers, "buffer", "buffers"), units_size(io, sizeof(io), s->io_size),
                          units_size(mem, sizeof(mem), pool_memory(pool)),
                          pool_registered(pool) ? "registered" : "not registered", qd,
                          s->max_rate ? units_rate(rate, sizeof(rate), (double) s->max_rate) : "none",
