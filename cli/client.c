@@ -373,9 +373,8 @@ int client_connect_call(struct client *c, const char *path, struct json_object *
         return r;
 }
 
-int client_translate_errno(const struct client *c, int r) {
-        int e = r < 0 ? -r : r;
-
+/* The exit status for errno e of c, and the one place that decides it. */
+static int client_exit_status(const struct client *c, int e) {
         if (e == 0)
                 return WIPECTL_EXIT_OK;
         /* The daemon's EACCES is a device its configuration denies: a refusal, below. */
@@ -414,4 +413,13 @@ int client_translate_errno(const struct client *c, int r) {
         default:
                 return WIPECTL_EXIT_FAILURE;
         }
+}
+
+int client_translate_errno(const struct client *c, int r) {
+        int e = r < 0 ? -r : r;
+        int status = client_exit_status(c, e);
+
+        /* The errno name and exit status of the error just reported, for the JSON error object. */
+        wipectl_error_note(e, status);
+        return status;
 }

@@ -44,7 +44,7 @@ static int cmd_verify_exec(const struct cmd_entry *self, const struct wipectl_op
         int64_t id;
         int opt, r;
 
-        while ((opt = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
+        while ((opt = cmd_getopt(argc, argv, ":h", options)) >= 0)
                 switch (opt) {
                 case ARG_VERIFY:
                         if (verify_mode_parse(optarg, &parsed, NULL) < 0)

@@ -65,7 +65,7 @@ static int cmd_watch_exec(const struct cmd_entry *self, const struct wipectl_opt
         struct json_object *jobs = NULL;
         int opt, r;
 
-        while ((opt = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
+        while ((opt = cmd_getopt(argc, argv, ":h", options)) >= 0)
                 switch (opt) {
                 case ARG_INTERVAL:
                         if (cmd_watch_parse_interval(optarg, &s.interval_ms) < 0)

@@ -470,12 +470,29 @@ int output_render(enum output_kind kind, struct json_object *o, bool json) {
         struct json_object *v = NULL;
 
         if (json) {
-                const char *s = json_object_to_json_string_ext(
-                        o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+                /* The format version first, o's members, and the error that came before, if any
+                 * (wipectl(1) "JSON OUTPUT"). A shallow copy: o stays the caller's as it was. */
+                _cleanup_json_ struct json_object *doc = json_object_new_object();
+                struct json_object *error = NULL;
+                const char *s;
 
+                if (!doc || json_object_object_add(doc, "format_version", json_object_new_int(WIPECTL_JSON_FORMAT)) < 0)
+                        return -ENOMEM;
+                json_object_object_foreach(o, key, val)
+                        if (strcmp(key, "format_version") != 0 &&
+                            json_object_object_add(doc, key, json_object_get(val)) < 0)
+                                return -ENOMEM;
+                error = wipectl_error_json(0);
+                if (error && json_object_object_add(doc, "error", error) < 0) {
+                        json_object_put(error);
+                        return -ENOMEM;
+                }
+                s = json_object_to_json_string_ext(
+                        doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
                 if (!s)
                         return -ENOMEM;
                 puts(s);
+                wipectl_json_printed();
         } else
                 switch (kind) {
                 case OUTPUT_JOBS:

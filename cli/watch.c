@@ -142,7 +142,7 @@ static int watch_update(struct json_object *jobs, struct json_object *job, struc
 /* Print line on stdout as a line of its own, at once (for "jq --unbuffered"). 0 or -EIO
  * (reported). */
 static int watch_print_line(struct client *c, const char *line) {
-        if (puts(line) == EOF || fflush(stdout) == EOF || ferror(stdout)) {
+        if (wipectl_print_event(line) == EOF || fflush(stdout) == EOF || ferror(stdout)) {
                 c->origin = CLIENT_ORIGIN_LOCAL;
                 wipectl_error("stdout: write error");
                 return -EIO;

@@ -35,11 +35,17 @@ enum wipectl_exit {
 
 /* main.c */
 
+/* "format_version" of every JSON document wipectl prints (wipectl(1) "JSON OUTPUT"): it changes
+ * when a field is renamed or removed, or changes its type or meaning; new fields do not change it.
+ * 1 was the unversioned output before the one naming scheme of fields that wiped(8) documents. */
+#define WIPECTL_JSON_FORMAT 2
+
 /* Global options, parsed before the command name and read-only afterwards. */
 struct wipectl_options {
         const char *socket_path;        /* --socket, $WIPED_SOCKET, or PROTOCOL_SOCKET_DEFAULT */
         bool json;                      /* --json: print the command's JSON object instead of text */
         bool bytes;                     /* --bytes: sizes in text as byte counts (output_raw_bytes) */
+        bool quiet;                     /* -q, --quiet: nothing on stdout but --json's object */
 };
 
 /* One subcommand (tmux's cmd_entry). exec() gets argv[0] = the command name and returns an exit
@@ -68,8 +74,29 @@ int cmd_option_other(const struct cmd_entry *entry, char **argv, int c);
 int cmd_options(const struct cmd_entry *self, int argc, char **argv, const struct option *flag, bool *set);
 /* --json after a command's name (probe, methods), for cmd_options(). */
 extern const struct option cmd_json_option;
-/* Print "wipectl: <message>" on stderr, one line. The message names its object first. */
+/* getopt_long() for a command's options (optstring and longopts as getopt_long takes them, opterr
+ * 0), that also takes the global options anywhere on the line (--json/-J, --quiet/-q, --bytes,
+ * --socket) into the options the command was given, and returns the command's own. Returns -1 when
+ * parsing is done; then, with --quiet and without --json, stdout goes to /dev/null. */
+int cmd_getopt(int argc, char **argv, const char *optstring, const struct option *longopts);
+/* Print "wipectl: <message>" on stderr, one line. The message names its object first. The first
+ * message of a run is kept for the JSON error object (wipectl_exit()). */
 void wipectl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The error just reported with wipectl_error() stands for errno errnum (0: none) and leads to the
+ * exit status status (client_translate_errno() calls it). Only the first error is kept. */
+void wipectl_error_note(int errnum, int status);
+/* {"message","errno","exit_status"} of the first error, with status (or, when 0, the one noted),
+ * as the JSON error object holds it; NULL when there is no status (no error, or a warning), or on
+ * ENOMEM. The caller owns it. */
+struct json_object *wipectl_error_json(int status);
+/* A JSON document went to stdout (output_render() calls it): wipectl_exit() adds no error object. */
+void wipectl_json_printed(void);
+/* Print one event line of watch --json (line: a JSON object from the daemon) with the format version
+ * in it, '\n' after. 0 or EOF. */
+int wipectl_print_event(const char *line);
+/* What main() returns for the exit status status: with --json, when nothing was printed on stdout
+ * and status is not 0, prints {"format_version":N,"error":{...}} first. */
+int wipectl_exit(int status);
 /* Parse a job id (a decimal integer from 0 to 2^53). 0 or -EINVAL. */
 int wipectl_parse_job_id(const char *s, int64_t *ret);
 /* The JOB operands argv[optind..argc) as ids, malloc'd in *ret (NULL when there are none). -1 when
