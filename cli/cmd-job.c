@@ -19,7 +19,8 @@
 #define CMD_JOB_HOST_PUB "/var/lib/wiped/" SIGN_PUB_FILE /* this host's key (wiped's default state dir) */
 
 /* Print o as JSON on stdout in the form of a report file (report_render()), so that a signed
- * report printed this way passes "report --check". Returns an exit status. */
+ * report printed this way passes "report --check": as the daemon signed it, without the
+ * "format_version" of wipectl's other documents. Returns an exit status. */
 static int cmd_job_print_json(struct json_object *o) {
         _cleanup_free_ char *text = NULL;
         size_t len = 0;
@@ -29,6 +30,7 @@ static int cmd_job_print_json(struct json_object *o) {
                 wipectl_error("report: out of memory");
                 return WIPECTL_EXIT_FAILURE;
         }
+        wipectl_json_printed();
         if (fwrite(text, 1, len, stdout) != len || fflush(stdout) == EOF || ferror(stdout)) {
                 wipectl_error("stdout: write error");
                 return WIPECTL_EXIT_FAILURE;
@@ -271,7 +273,7 @@ static int cmd_job_report_check(const struct wipectl_options *opts, const char *
                 wipectl_error("report: out of memory");
                 return WIPECTL_EXIT_FAILURE;
         }
-        if (opts->json && cmd_job_print_json(result) != WIPECTL_EXIT_OK)
+        if (opts->json && output_print(OUTPUT_JOBS, result, true) != WIPECTL_EXIT_OK)
                 return WIPECTL_EXIT_FAILURE;
         if (!opts->json) {
                 output_report_check_text(result);
