@@ -14,6 +14,7 @@
 #include "cleanup.h"
 #include "clock.h"
 #include "strutil.h"
+#include "daemon-config.h"
 #include "daemon.h"
 #include "job-private.h"
 #include "sign.h"
@@ -431,6 +432,11 @@ struct json_object *job_to_json(struct job *job) {
         /* Asked to stop (cancel, pause, a failure, the daemon's stop) and not stopped yet: its
          * workers give back their chunks, the device is being flushed and closed. */
         json_add(o, "stopping", json_object_new_boolean(atomic_load(&job->abort) && !atomic_load(&job->settled)));
+        /* Interrupted, and to be resumed without a user: at the first tick after a start (or while
+         * its device is busy at it), or, stopped by this daemon's own stop, at the next start
+         * (resume = auto). A client waiting for the job keeps waiting. */
+        json_add(o, "resuming", json_object_new_boolean(s == JOB_INTERRUPTED && (job->resume_until > 0 ||
+                 (job->abort_state == JOB_INTERRUPTED && !config_settings()->resume_manual))));
         json_add(o, "identity", device_identity_json(&job->info));
         pthread_mutex_unlock(&job->lock);
         return TAKE_PTR(o);
