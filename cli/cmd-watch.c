@@ -111,7 +111,7 @@ static int cmd_wait_exec(const struct cmd_entry *self, const struct wipectl_opti
         struct watch_settings s = { .interval_ms = CMD_WAIT_INTERVAL_MS };
         int opt, r;
 
-        while ((opt = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
+        while ((opt = cmd_getopt(argc, argv, ":h", options)) >= 0)
                 switch (opt) {
                 case WATCH_ARG_RECONNECT:
                 case WATCH_ARG_PROGRESS:

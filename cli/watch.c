@@ -793,7 +793,7 @@ int watch_finish(struct client *c, const struct wipectl_options *opts, bool no_w
         }
         /* JSON goes to stdout once, at the end; a terminal on stderr can still watch. */
         if (opts->json)
-                s.view = view_live(stderr) ? stderr : NULL;
+                s.view = view_live(stderr) && !opts->quiet ? stderr : NULL;
         r = watch_wait(c, &s, opts->json, &status);
         if (r >= 0)
                 return r;
