@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -74,7 +75,14 @@ static int client_io_error(struct client *c, int r) {
                 return r;
         }
         c->origin = CLIENT_ORIGIN_TRANSPORT;
-        wipectl_error("%s: connection lost: %s", c->path, strerror(-r));
+        if (r == -EAGAIN || r == -EWOULDBLOCK) {
+                /* The receive timeout of client_set_timeout() passed. */
+                if (!c->quiet)
+                        wipectl_error("%s: wiped does not answer", c->path);
+                return -ETIMEDOUT;
+        }
+        if (!c->quiet)
+                wipectl_error("%s: connection lost: %s", c->path, strerror(-r));
         return r;
 }
 
@@ -138,7 +146,8 @@ static int client_fill(struct client *c) {
         }
         if (k == 0) {
                 c->origin = CLIENT_ORIGIN_TRANSPORT;
-                wipectl_error("%s: connection lost: wiped closed the connection", c->path);
+                if (!c->quiet)
+                        wipectl_error("%s: connection lost: wiped closed the connection", c->path);
                 return -ECONNRESET;
         }
         c->buf_len += (size_t) k;
@@ -373,9 +382,64 @@ int client_connect_call(struct client *c, const char *path, struct json_object *
         return r;
 }
 
-int client_translate_errno(const struct client *c, int r) {
-        int e = r < 0 ? -r : r;
+int client_reconnect(struct client *c, const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_close_ int fd = -1;
 
+        client_close(c);
+        c->path = path;
+        c->origin = CLIENT_ORIGIN_TRANSPORT;
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return client_connect(c, path);
+        strcpy(sa.sun_path, path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return client_connect(c, path);
+        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                /* No socket (between the old daemon's unlink and the new one's bind), nobody
+                 * listening (a stale socket), or a backlog that is being torn down. */
+                if (errno == ENOENT || errno == ECONNREFUSED || errno == ECONNRESET || errno == EAGAIN)
+                        return -EAGAIN;
+                /* Anything else (permission, a path that is not a socket) is for good: said as
+                 * every first connection says it. */
+                return client_connect(c, path);
+        }
+        c->fd = TAKE_FD(fd);
+        return 0;
+}
+
+int client_set_timeout(struct client *c, int64_t timeout_ms) {
+        struct timeval tv = { .tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000 };
+
+        if (c->fd < 0)
+                return -ENOTCONN;
+        /* A timeout that rounds to 0 would mean none. */
+        if (timeout_ms > 0 && tv.tv_sec == 0 && tv.tv_usec == 0)
+                tv.tv_usec = 1000;
+        if (setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+                return -errno;
+        return 0;
+}
+
+bool client_lost(const struct client *c, int r) {
+        if (r >= 0 || c->origin != CLIENT_ORIGIN_TRANSPORT)
+                return false;
+        switch (-r) {
+        case ECONNRESET:
+        case EPIPE:
+        case ENOTCONN:
+        case ECONNREFUSED:
+        case ENOENT:
+        case ETIMEDOUT:
+        case EAGAIN:
+                return true;
+        default:
+                return false;
+        }
+}
+
+/* The exit status for errno e of c, and the one place that decides it. */
+static int client_exit_status(const struct client *c, int e) {
         if (e == 0)
                 return WIPECTL_EXIT_OK;
         /* The daemon's EACCES is a device its configuration denies: a refusal, below. */
@@ -414,4 +478,13 @@ int client_translate_errno(const struct client *c, int r) {
         default:
                 return WIPECTL_EXIT_FAILURE;
         }
+}
+
+int client_translate_errno(const struct client *c, int r) {
+        int e = r < 0 ? -r : r;
+        int status = client_exit_status(c, e);
+
+        /* The errno name and exit status of the error just reported, for the JSON error object. */
+        wipectl_error_note(e, status);
+        return status;
 }

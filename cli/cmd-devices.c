@@ -134,21 +134,18 @@ static int cmd_devices_names(struct json_object *result) {
 static int cmd_devices_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc,
                             char **argv) {
         static const struct option longopts[] = {
-                { "json", no_argument, NULL, 'J' },
                 { "wipeable", no_argument, NULL, 'w' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
         _cleanup_json_ struct json_object *request = NULL, *reply = NULL, *result = NULL;
         struct client c = CLIENT_INIT;
-        bool json = opts->json, names = false;
+        bool json, names = false;
         int ch, r;
 
-        while ((ch = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
+        /* --json/-J, before the command or anywhere after it, is the global option. */
+        while ((ch = cmd_getopt(argc, argv, ":h", longopts)) != -1)
                 switch (ch) {
-                case 'J':
-                        json = true;
-                        break;
                 case 'w':
                         names = true;
                         break;
@@ -157,6 +154,7 @@ static int cmd_devices_exec(const struct cmd_entry *self, const struct wipectl_o
                 }
         if (optind < argc)
                 return cmd_usage_error(self, "unexpected argument '%s'", argv[optind]);
+        json = opts->json;
         if (json && names)
                 return cmd_usage_error(self, "give --json or --wipeable, not both");
 

@@ -1,4 +1,4 @@
-/* wipectl status, list, cancel, report, version: one request, one reply, one rendering; and
+/* wipectl status, list, report, version: one request, one reply, one rendering; and
  * report --check, which checks a signed report file here, without the daemon. */
 #include "config.h"
 
@@ -19,7 +19,8 @@
 #define CMD_JOB_HOST_PUB "/var/lib/wiped/" SIGN_PUB_FILE /* this host's key (wiped's default state dir) */
 
 /* Print o as JSON on stdout in the form of a report file (report_render()), so that a signed
- * report printed this way passes "report --check". Returns an exit status. */
+ * report printed this way passes "report --check": as the daemon signed it, without the
+ * "format_version" of wipectl's other documents. Returns an exit status. */
 static int cmd_job_print_json(struct json_object *o) {
         _cleanup_free_ char *text = NULL;
         size_t len = 0;
@@ -29,6 +30,7 @@ static int cmd_job_print_json(struct json_object *o) {
                 wipectl_error("report: out of memory");
                 return WIPECTL_EXIT_FAILURE;
         }
+        wipectl_json_printed();
         if (fwrite(text, 1, len, stdout) != len || fflush(stdout) == EOF || ferror(stdout)) {
                 wipectl_error("stdout: write error");
                 return WIPECTL_EXIT_FAILURE;
@@ -165,34 +167,6 @@ static int cmd_job_list_exec(const struct cmd_entry *self, const struct wipectl_
         return output_print(OUTPUT_JOBS, result, opts->json);
 }
 
-static int cmd_job_cancel_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc,
-                               char **argv) {
-        _cleanup_json_ struct json_object *request = NULL, *reply = NULL, *result = NULL;
-        struct client c = CLIENT_INIT;
-        int r;
-
-        r = cmd_options(self, argc, argv, NULL, NULL);
-        if (r >= 0)
-                return r;
-        request = cmd_job_one(self, PROTOCOL_OP_CANCEL, argc, argv, &r);
-        if (!request)
-                return r;
-        r = client_connect_call(&c, opts->socket_path, request, &reply);
-        if (r != WIPECTL_EXIT_OK)
-                return r;
-        client_close(&c);
-        result = output_from_reply(reply);
-        if (!result) {
-                wipectl_error("cancel: out of memory");
-                return WIPECTL_EXIT_FAILURE;
-        }
-        /* The reply comes at once; the job ends when its I/Os in flight have completed. */
-        r = watch_until_stopped(opts, result);
-        if (r != WIPECTL_EXIT_OK)
-                return r;
-        return output_print(OUTPUT_JOB, result, opts->json);
-}
-
 /* Read the report file path ("-": standard input) into *text. 0, -EFBIG (more than
  * REPORT_FILE_MAX bytes), or an exit status after printing why it cannot be read. */
 static int cmd_job_report_read(const char *path, const char *name, char **text, size_t *len) {
@@ -299,7 +273,7 @@ static int cmd_job_report_check(const struct wipectl_options *opts, const char *
                 wipectl_error("report: out of memory");
                 return WIPECTL_EXIT_FAILURE;
         }
-        if (opts->json && cmd_job_print_json(result) != WIPECTL_EXIT_OK)
+        if (opts->json && output_print(OUTPUT_JOBS, result, true) != WIPECTL_EXIT_OK)
                 return WIPECTL_EXIT_FAILURE;
         if (!opts->json) {
                 output_report_check_text(result);
@@ -329,7 +303,7 @@ static int cmd_job_report_exec(const struct cmd_entry *self, const struct wipect
         bool keys = false;
         int opt, r;
 
-        while ((opt = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
+        while ((opt = cmd_getopt(argc, argv, ":h", options)) >= 0)
                 switch (opt) {
                 case OPT_KEYS:
                         keys = true;
@@ -420,13 +394,6 @@ const struct cmd_entry cmd_list_entry = {
         .summary = "Show the jobs running and those that ended in the last hour, oldest first",
         .help = "  --all                every job the daemon remembers\n",
         .exec = cmd_job_list_exec,
-};
-
-const struct cmd_entry cmd_cancel_entry = {
-        .name = "cancel",
-        .args = "JOB",
-        .summary = "Stop a job; what it wrote stays written",
-        .exec = cmd_job_cancel_exec,
 };
 
 const struct cmd_entry cmd_report_entry = {

@@ -60,6 +60,7 @@ static int cmd_methods_exec(const struct cmd_entry *self, const struct wipectl_o
         bool json = opts->json;
         int r;
 
+        /* --json before the command, or as its own option (cmd_options()). */
         r = cmd_options(self, argc, argv, &cmd_json_option, &json);
         if (r >= 0)
                 return r;

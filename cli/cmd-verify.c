@@ -31,6 +31,7 @@ static int cmd_verify_exec(const struct cmd_entry *self, const struct wipectl_op
                 { "verify", required_argument, NULL, ARG_VERIFY },
                 { "seed", required_argument, NULL, ARG_SEED },
                 { "no-wait", no_argument, NULL, ARG_NO_WAIT },
+                WATCH_LONG_OPTIONS,
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -44,7 +45,7 @@ static int cmd_verify_exec(const struct cmd_entry *self, const struct wipectl_op
         int64_t id;
         int opt, r;
 
-        while ((opt = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
+        while ((opt = cmd_getopt(argc, argv, ":h", options)) >= 0)
                 switch (opt) {
                 case ARG_VERIFY:
                         if (verify_mode_parse(optarg, &parsed, NULL) < 0)
@@ -61,6 +62,12 @@ static int cmd_verify_exec(const struct cmd_entry *self, const struct wipectl_op
                         break;
                 case ARG_NO_WAIT:
                         no_wait = true;
+                        break;
+                case WATCH_ARG_RECONNECT:
+                case WATCH_ARG_PROGRESS:
+                        r = watch_option(self, opt, optarg);
+                        if (r >= 0)
+                                return r;
                         break;
                 default:
                         return cmd_option_other(self, argv, opt);
@@ -95,6 +102,6 @@ const struct cmd_entry cmd_verify_entry = {
         .help = "  --verify MODE        sample[=PCT], last or all (default: the job's own mode, or last\n"
                 "                       if it had none); the last pass is compared\n"
                 "  --seed N             the seed that chooses the samples (default: random, recorded)\n"
-                "  --no-wait            print the job and return at once\n",
+                "  --no-wait            print the job and return at once\n" WATCH_OPTIONS_HELP,
         .exec = cmd_verify_exec,
 };

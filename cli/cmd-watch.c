@@ -56,6 +56,7 @@ static int cmd_watch_exec(const struct cmd_entry *self, const struct wipectl_opt
         enum { ARG_INTERVAL = 0x100 };
         static const struct option options[] = {
                 { "interval", required_argument, NULL, ARG_INTERVAL },
+                WATCH_LONG_OPTIONS,
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -65,11 +66,17 @@ static int cmd_watch_exec(const struct cmd_entry *self, const struct wipectl_opt
         struct json_object *jobs = NULL;
         int opt, r;
 
-        while ((opt = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
+        while ((opt = cmd_getopt(argc, argv, ":h", options)) >= 0)
                 switch (opt) {
                 case ARG_INTERVAL:
                         if (cmd_watch_parse_interval(optarg, &s.interval_ms) < 0)
                                 return cmd_usage_error(self, "bad interval '%s' (seconds, 0.1 to 3600)", optarg);
+                        break;
+                case WATCH_ARG_RECONNECT:
+                case WATCH_ARG_PROGRESS:
+                        r = watch_option(self, opt, optarg);
+                        if (r >= 0)
+                                return r;
                         break;
                 default:
                         return cmd_option_other(self, argv, opt);
@@ -94,14 +101,27 @@ static int cmd_watch_exec(const struct cmd_entry *self, const struct wipectl_opt
 }
 
 static int cmd_wait_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc, char **argv) {
+        static const struct option options[] = {
+                WATCH_LONG_OPTIONS,
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
         _cleanup_json_ struct json_object *status = NULL;
         _cleanup_free_ int64_t *ids = NULL;
         struct watch_settings s = { .interval_ms = CMD_WAIT_INTERVAL_MS };
-        int r;
+        int opt, r;
 
-        r = cmd_options(self, argc, argv, NULL, NULL);
-        if (r >= 0)
-                return r;
+        while ((opt = cmd_getopt(argc, argv, ":h", options)) >= 0)
+                switch (opt) {
+                case WATCH_ARG_RECONNECT:
+                case WATCH_ARG_PROGRESS:
+                        r = watch_option(self, opt, optarg);
+                        if (r >= 0)
+                                return r;
+                        break;
+                default:
+                        return cmd_option_other(self, argv, opt);
+                }
         r = cmd_operand_jobs(self, argc, argv, &ids, &s.n);
         if (r >= 0)
                 return r;
@@ -117,17 +137,19 @@ static int cmd_wait_exec(const struct cmd_entry *self, const struct wipectl_opti
 
 const struct cmd_entry cmd_watch_entry = {
         .name = "watch",
-        .args = "[--interval SECONDS] [JOB...]",
+        .args = "[--interval SECONDS] [--reconnect-timeout SECONDS] [--progress-interval SECONDS] [JOB...]",
         .summary = "Show jobs live until they end (default: every job not ended)",
         .help = "  --interval SECONDS   how often the daemon sends progress, 0.1 to 3600 (default: 0.5 on a\n"
                 "                       terminal, 1 otherwise); with --json every event is printed, one\n"
-                "                       JSON object per line\n",
+                "                       JSON object per line\n"
+                WATCH_OPTIONS_HELP,
         .exec = cmd_watch_exec,
 };
 
 const struct cmd_entry cmd_wait_entry = {
         .name = "wait",
-        .args = "[JOB...]",
+        .args = "[--reconnect-timeout SECONDS] [JOB...]",
         .summary = "Wait until jobs end (default: every job not ended), one line per job",
+        .help = WATCH_OPTIONS_HELP,
         .exec = cmd_wait_exec,
 };

@@ -277,7 +277,7 @@ static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv,
         int opt;
 
         w->percent = SAMPLE_PERCENT_DEFAULT;
-        while ((opt = getopt_long(argc, argv, ":hyn", options, NULL)) >= 0)
+        while ((opt = cmd_getopt(argc, argv, ":hyn", options)) >= 0)
                 switch (opt) {
                 case ARG_CIPHER:
                         if (keystream_cipher_from_name(optarg, &kc) < 0)

@@ -318,10 +318,12 @@ static const char *output_mode_explained(const char *mode) {
         }
 }
 
-/* The runs of the last pass's verification as a table: when, mode, seed, coverage, result. */
+/* The runs of the last pass's verification as a table: when, mode, seed, coverage, result. The
+ * coverage's size and share are columns of their own, each right-aligned, so that the numbers line
+ * up whatever their widths ("3.20 MiB" above "32.0 MiB", "10.00%" above "100.00%"). */
 static void output_report_runs(struct json_object *runs) {
-        static const char *const header[] = { "WHEN", "MODE", "SEED", "COVERAGE", "RESULT", "MISMATCHED" };
-        static const bool right[] = { false, false, true, true, false, true };
+        static const char *const header[] = { "WHEN", "MODE", "SEED", "COVERAGE", "SHARE", "RESULT", "MISMATCHED" };
+        static const bool right[] = { false, false, true, true, true, false, true };
         size_t n = runs && json_object_is_type(runs, json_type_array) ? json_object_array_length(runs) : 0;
         struct output_table t = {};
 
@@ -344,11 +346,11 @@ static void output_report_runs(struct json_object *runs) {
                         snprintf(output_table_cell(&t, i + 1, 2), OUTPUT_CELL, "%" PRIu64, output_get_u64(r, "seed", 0));
                 else
                         snprintf(output_table_cell(&t, i + 1, 2), OUTPUT_CELL, "-");
-                snprintf(output_table_cell(&t, i + 1, 3), OUTPUT_CELL, "%s (%.2f%%)",
-                         output_size(size, sizeof(size), (uint64_t) output_get_int(r, "coverage_bytes", 0)),
-                         output_get_double(r, "coverage_percent", 0));
-                output_escape(output_get_string(r, "result", "?"), false, output_table_cell(&t, i + 1, 4), OUTPUT_CELL);
-                snprintf(output_table_cell(&t, i + 1, 5), OUTPUT_CELL, "%" PRId64,
+                snprintf(output_table_cell(&t, i + 1, 3), OUTPUT_CELL, "%s",
+                         output_size(size, sizeof(size), (uint64_t) output_get_int(r, "coverage_bytes", 0)));
+                snprintf(output_table_cell(&t, i + 1, 4), OUTPUT_CELL, "%.2f%%", output_get_double(r, "coverage_percent", 0));
+                output_escape(output_get_string(r, "result", "?"), false, output_table_cell(&t, i + 1, 5), OUTPUT_CELL);
+                snprintf(output_table_cell(&t, i + 1, 6), OUTPUT_CELL, "%" PRId64,
                          output_get_int(r, "mismatched_sectors", 0));
         }
         printf("    Runs:\n");

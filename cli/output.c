@@ -87,9 +87,20 @@ enum verify_mode output_mode_of(const char *mode) {
         return mode && !strchr(mode, '=') && verify_mode_parse(mode, &m, NULL) == 0 ? m : _VERIFY_MODE_MAX;
 }
 
+/* Field name of o, else its deprecated name old (a daemon or a stored report of the release before,
+ * wiped(8) NAMES AND UNITS), else def. */
+static int64_t output_get_int_or(struct json_object *o, const char *name, const char *old, int64_t def) {
+        return json_object_object_get_ex(o, name, NULL) ? output_get_int(o, name, def) : output_get_int(o, old, def);
+}
+
+/* A job's id: "job", or "id" from a daemon before NAMES AND UNITS. */
+static int64_t output_job_id(struct json_object *job) {
+        return output_get_int_or(job, "job", "id", -1);
+}
+
 int64_t output_device_size(struct json_object *o) {
         struct json_object *identity = NULL;
-        int64_t size = output_get_int(o, "size", -1);
+        int64_t size = output_get_int_or(o, "size_bytes", "size", -1);
 
         if (size < 0 && o && json_object_object_get_ex(o, "identity", &identity))
                 size = output_get_int(identity, "size", -1);
@@ -97,9 +108,12 @@ int64_t output_device_size(struct json_object *o) {
 }
 
 void output_job_text(struct json_object *job, struct output_job_text *t) {
-        int64_t done = output_get_int(job, "bytes_done", 0);
-        int64_t total = output_get_int(job, "bytes_total", 0);
+        int64_t done = output_get_int_or(job, "work_done_bytes", "bytes_done", 0);
+        int64_t total = output_get_int_or(job, "work_total_bytes", "bytes_total", 0);
         int64_t size = output_device_size(job);
+        /* The current phase in device bytes; a daemon without them: the work's. */
+        int64_t phase_done = output_get_int(job, "phase_done_bytes", done);
+        int64_t phase_total = output_get_int(job, "phase_total_bytes", total);
         double elapsed = output_get_double(job, "elapsed_s", 0);
         int64_t eta = output_get_int(job, "eta_s", -1);
         double rate = output_get_double(job, "rate_bps", 0);
@@ -113,17 +127,18 @@ void output_job_text(struct json_object *job, struct output_job_text *t) {
                 snprintf(t->percent, sizeof(t->percent), "%.1f%%", 100.0 * (double) done / (double) total);
         else
                 snprintf(t->percent, sizeof(t->percent), "-");
-        output_size(t->done, sizeof(t->done), (uint64_t) done);
-        if (total > 0)
-                output_size(t->total, sizeof(t->total), (uint64_t) total);
+        output_size(t->done, sizeof(t->done), (uint64_t) (phase_done < 0 ? 0 : phase_done));
+        if (phase_total > 0)
+                output_size(t->total, sizeof(t->total), (uint64_t) phase_total);
         else
                 snprintf(t->total, sizeof(t->total), "-");
         if (size >= 0)
                 output_size(t->size, sizeof(t->size), (uint64_t) size);
         else
                 snprintf(t->size, sizeof(t->size), "-");
-        /* Once a job has ended its current rate means nothing; its average does. */
-        if (ended && elapsed > 0)
+        /* Once a job has ended its current rate means nothing; its average does (the daemon's
+         * rate_bps of an ended job; a daemon before it sent 0). */
+        if (ended && rate <= 0 && elapsed > 0)
                 rate = (double) done / elapsed;
         units_rate(t->rate, sizeof(t->rate), rate);
         units_duration(t->eta, sizeof(t->eta), ended ? -1 : eta);
@@ -241,7 +256,7 @@ static void output_job_cells(struct output_table *t, size_t r, struct json_objec
 
         json_object_object_get_ex(job, "identity", &identity);
         output_job_text(job, &x);
-        snprintf(output_table_cell(t, r, 0), OUTPUT_CELL, "%" PRId64, output_get_int(job, "id", -1));
+        snprintf(output_table_cell(t, r, 0), OUTPUT_CELL, "%" PRId64, output_job_id(job));
         output_escape(output_get_string(job, "device", "?"), false, output_table_cell(t, r, 1), OUTPUT_CELL);
         /* Asked to stop, its device not closed yet. */
         stopping = json_object_object_get_ex(job, "stopping", &v) && json_object_is_type(v, json_type_boolean) &&
@@ -280,7 +295,7 @@ const char *output_error_line(struct json_object *o, char *buf, size_t n) {
  * work (passes and verification), SIZE the device's. */
 static int output_jobs_text(struct json_object *jobs) {
         static const char *const header[] = {
-                "ID", "DEVICE", "STATE", "METHOD", "PHASE", "PROGRESS", "SIZE", "RATE", "ETA", "IDENTITY",
+                "JOB", "DEVICE", "STATE", "METHOD", "PHASE", "PROGRESS", "SIZE", "RATE", "ETA", "IDENTITY",
         };
         static const bool right[] = { true, false, false, false, false, true, true, true, false, false };
         size_t n = jobs && json_object_is_type(jobs, json_type_array) ? json_object_array_length(jobs) : 0;
@@ -303,12 +318,26 @@ static int output_jobs_text(struct json_object *jobs) {
                 struct json_object *job = json_object_array_get_idx(jobs, r);
 
                 if (output_error_line(job, err, sizeof(err)))
-                        printf("job %" PRId64 ": %s\n", output_get_int(job, "id", -1), err);
-                /* Why a job waits (paused, interrupted): what a resume needs. */
-                else if (json_object_is_type(json_object_object_get(job, "reason"), json_type_string))
-                        printf("job %" PRId64 ": %s: %s: %s\n", output_get_int(job, "id", -1),
+                        printf("job %" PRId64 ": %s\n", output_job_id(job), err);
+                /* Why a job waits (paused, interrupted): what a resume needs, and where it goes on. */
+                else if (json_object_is_type(json_object_object_get(job, "reason"), json_type_string)) {
+                        struct json_object *ck = json_object_object_get(job, "checkpoint");
+
+                        printf("job %" PRId64 ": %s: %s: %s", output_job_id(job),
                                output_get_string(job, "device", "?"), output_get_string(job, "state", "?"),
                                output_get_string(job, "reason", ""));
+                        if (ck && json_object_is_type(ck, json_type_object)) {
+                                char at[32], redo[32];
+                                int64_t again = output_get_int(ck, "redo_bytes", 0);
+
+                                output_size(at, sizeof(at), (uint64_t) output_get_int_or(ck, "work_done_bytes", "bytes_done", 0));
+                                printf("; goes on from its checkpoint at %s of the work", at);
+                                if (again > 0)
+                                        printf(" (%s written after it are written again)",
+                                               output_size(redo, sizeof(redo), (uint64_t) again));
+                        }
+                        printf("\n");
+                }
         }
         return 0;
 }
@@ -319,7 +348,7 @@ static int output_submitted_text(struct json_object *jobs) {
         for (size_t i = 0; i < n; i++) {
                 struct json_object *job = json_object_array_get_idx(jobs, i);
 
-                printf("job %" PRId64 ": %s\n", output_get_int(job, "id", -1), output_get_string(job, "device", "?"));
+                printf("job %" PRId64 ": %s\n", output_job_id(job), output_get_string(job, "device", "?"));
         }
         return 0;
 }
@@ -331,10 +360,10 @@ static int output_job_one_text(struct json_object *job) {
         char err[1024];
 
         output_job_text(job, &t);
-        printf("job %" PRId64 ": %s: %s (%s)\n", output_get_int(job, "id", -1), output_get_string(job, "device", "?"),
+        printf("job %" PRId64 ": %s: %s (%s)\n", output_job_id(job), output_get_string(job, "device", "?"),
                output_get_string(job, "state", "?"), t.phase);
         if (output_error_line(job, err, sizeof(err)))
-                printf("job %" PRId64 ": %s\n", output_get_int(job, "id", -1), err);
+                printf("job %" PRId64 ": %s\n", output_job_id(job), err);
         return 0;
 }
 
@@ -347,7 +376,7 @@ static int output_ended_text(struct json_object *jobs) {
         for (size_t i = 0; i < n; i++) {
                 struct json_object *job = json_object_array_get_idx(jobs, i);
 
-                printf("job %" PRId64 ": %s: %s\n", output_get_int(job, "id", -1),
+                printf("job %" PRId64 ": %s: %s\n", output_job_id(job),
                        output_escape(output_get_string(job, "device", "?"), false, device, sizeof(device)),
                        output_get_string(job, "state", "?"));
         }
@@ -359,17 +388,19 @@ static int output_ended_text(struct json_object *jobs) {
  * object of version or status. */
 static void output_daemon_line(struct json_object *d) {
         char mem[32], io[32], rate[32];
-        int64_t qd = output_get_int(d, "queue_depth", 0), max_rate = output_get_int(d, "max_rate", 0);
+        int64_t qd = output_get_int(d, "queue_depth", 0), max_rate = output_get_int_or(d, "max_rate_bps", "max_rate", 0);
         struct json_object *reg = NULL;
         bool registered = json_object_object_get_ex(d, "registered_buffers", &reg) && json_object_get_boolean(reg);
 
-        output_size(mem, sizeof(mem), (uint64_t) output_get_int(d, "buffer_memory", 0));
+        int64_t threads = output_get_int(d, "threads", -1), buffers = output_get_int(d, "buffers", -1);
+
+        output_size(mem, sizeof(mem), (uint64_t) output_get_int_or(d, "buffer_memory_bytes", "buffer_memory", 0));
         output_size(io, sizeof(io), (uint64_t) output_get_int(d, "io_size", 0));
-        printf("wiped: %" PRId64 " threads x %" PRId64 " buffers x %s = %s of I/O buffers (%s), ",
-               output_get_int(d, "threads", -1), output_get_int(d, "buffers", -1), io, mem,
+        printf("wiped: %" PRId64 " %s x %" PRId64 " %s x %s = %s of I/O buffers (%s), ", threads,
+               units_plural(threads, "thread", "threads"), buffers, units_plural(buffers, "buffer", "buffers"), io, mem,
                registered ? "registered" : "not registered");
         if (qd > 0)
-                printf("%" PRId64 " I/Os in flight per device, ", qd);
+                printf("%" PRId64 " %s in flight per device, ", qd, units_plural(qd, "I/O", "I/Os"));
         else
                 printf("%" PRId64 " I/Os in flight per device (rotational %" PRId64 "), ",
                        output_get_int(d, "queue_depth_nonrotational", -1), output_get_int(d, "queue_depth_rotational", -1));
@@ -421,8 +452,9 @@ static int output_version_text(struct json_object *o) {
         printf("wipectl %s\n", output_get_string(o, "client", "?"));
         if (!json_object_object_get_ex(o, "daemon", &d) || !json_object_is_type(d, json_type_object))
                 return 0;
-        printf("wiped %s (protocol %" PRId64 ", %" PRId64 " threads", output_get_string(d, "version", "?"),
-               output_get_int(d, "protocol", -1), output_get_int(d, "threads", -1));
+        printf("wiped %s (protocol %" PRId64 ", %" PRId64 " %s", output_get_string(d, "version", "?"),
+               output_get_int(d, "protocol", -1), output_get_int(d, "threads", -1),
+               units_plural(output_get_int(d, "threads", -1), "thread", "threads"));
         if (json_object_object_get_ex(d, "ciphers", &ciphers) && json_object_is_type(ciphers, json_type_array)) {
                 printf(", ciphers");
                 for (size_t i = 0; i < json_object_array_length(ciphers); i++)
@@ -438,12 +470,29 @@ int output_render(enum output_kind kind, struct json_object *o, bool json) {
         struct json_object *v = NULL;
 
         if (json) {
-                const char *s = json_object_to_json_string_ext(
-                        o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+                /* The format version first, o's members, and the error that came before, if any
+                 * (wipectl(1) "JSON OUTPUT"). A shallow copy: o stays the caller's as it was. */
+                _cleanup_json_ struct json_object *doc = json_object_new_object();
+                struct json_object *error = NULL;
+                const char *s;
 
+                if (!doc || json_object_object_add(doc, "format_version", json_object_new_int(WIPECTL_JSON_FORMAT)) < 0)
+                        return -ENOMEM;
+                json_object_object_foreach(o, key, val)
+                        if (strcmp(key, "format_version") != 0 &&
+                            json_object_object_add(doc, key, json_object_get(val)) < 0)
+                                return -ENOMEM;
+                error = wipectl_error_json(0);
+                if (error && json_object_object_add(doc, "error", error) < 0) {
+                        json_object_put(error);
+                        return -ENOMEM;
+                }
+                s = json_object_to_json_string_ext(
+                        doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
                 if (!s)
                         return -ENOMEM;
                 puts(s);
+                wipectl_json_printed();
         } else
                 switch (kind) {
                 case OUTPUT_JOBS:

@@ -154,15 +154,23 @@ static void view_identity(struct json_object *job, char *buf, size_t n) {
         output_escape(raw, false, buf, n);
 }
 
+/* A job's id: "job", or "id" from a daemon before wiped(8) NAMES AND UNITS. */
+static int64_t view_job_id(struct json_object *job) {
+        return output_get_int(job, json_object_object_get_ex(job, "job", NULL) ? "job" : "id", -1);
+}
+
 static void view_row_fill(struct view_row *r, struct json_object *job) {
         const char *state = output_get_string(job, "state", "?");
-        int64_t done = output_get_int(job, "bytes_done", 0), total = output_get_int(job, "bytes_total", 0);
         struct output_job_text t;
+        int64_t done, total;
         const char *device;
         double elapsed;
 
+        /* Work over all passes and verifications (named bytes_done and bytes_total before). */
+        done = output_get_int(job, json_object_object_get_ex(job, "work_done_bytes", NULL) ? "work_done_bytes" : "bytes_done", 0);
+        total = output_get_int(job, json_object_object_get_ex(job, "work_total_bytes", NULL) ? "work_total_bytes" : "bytes_total", 0);
         output_job_text(job, &t);
-        snprintf(r->id, sizeof(r->id), "%" PRId64, output_get_int(job, "id", -1));
+        snprintf(r->id, sizeof(r->id), "%" PRId64, view_job_id(job));
         device = output_get_string(job, "device", NULL);
         /* A long path as given (/dev/disk/by-id/...) would be cut: the node says it in short. */
         if (!device || (output_width(device) > VIEW_DEVICE_MAX && output_get_string(job, "node", NULL)))
@@ -362,7 +370,7 @@ static void view_row_line(struct view_line *l, const struct view_layout *y, cons
                 view_cell(l, row ? row->identity : "IDENTITY", y->identity, false);
                 view_pad(l, 2);
         }
-        view_cell(l, row ? row->step : "STEP", y->step, false);
+        view_cell(l, row ? row->step : "PHASE", y->step, false);
         view_pad(l, 2);
         if (!row)
                 view_cell(l, "PROGRESS", y->bar ? y->bar + 3 + y->percent : y->percent, !y->bar);
@@ -519,18 +527,33 @@ static void view_print_final(struct view *v) {
         fflush(v->out);
 }
 
-/* "job 4: /dev/loop3: running, pass 1/3, 45.2% (115 MiB of 768 MiB), 120.3 MB/s, ETA 4m05s", or
- * once ended "job 4: /dev/loop3: done, 100.0% (768 MiB of 768 MiB) in 6s, 123.4 MB/s". */
+/* "job 4: /dev/loop3: running, pass 1/2 random: 12.0 MiB of 32.0 MiB (device), 44.0% of all work,
+ * 120.3 MB/s, ETA 4m05s" (the phase in device bytes, the percentage of every pass and verification
+ * together), or once ended "job 4: /dev/loop3: done, 32.0 MiB (device), 100.0% of all work in 6s,
+ * 123.4 MB/s (average)". */
 static void view_plain_line(struct view *v, struct json_object *job) {
+        struct json_object *list = NULL;
+        const char *phase = output_get_string(job, "phase", NULL), *pattern = NULL;
+        int64_t pass = output_get_int(job, "pass", 0);
+        char size[32];
         struct view_row r;
 
         view_row_fill(&r, job);
-        if (r.ended)
-                fprintf(v->out, "job %s: %s: %s, %s (%s of %s) in %s, %s\n", r.id, r.device, r.state, r.percent, r.done,
-                        r.total, r.elapsed, r.rate);
+        if (output_device_size(job) >= 0)
+                output_size(size, sizeof(size), (uint64_t) output_device_size(job));
         else
-                fprintf(v->out, "job %s: %s: %s, %s, %s (%s of %s), %s, ETA %s\n", r.id, r.device, r.state, r.step,
-                        r.percent, r.done, r.total, r.rate, r.eta);
+                snprintf(size, sizeof(size), "-");
+        /* The pattern of the pass being written: "pass 1/2 random". */
+        if (phase && strcmp(phase, "write") == 0 && json_object_object_get_ex(job, "pass_list", &list) &&
+            json_object_is_type(list, json_type_array) && pass >= 1 && (size_t) pass <= json_object_array_length(list))
+                pattern = json_object_get_string(json_object_array_get_idx(list, (size_t) pass - 1));
+        if (r.ended)
+                fprintf(v->out, "job %s: %s: %s, %s (device), %s of all work in %s, %s (average)\n", r.id, r.device,
+                        r.state, size, r.percent, r.elapsed, r.rate);
+        else
+                fprintf(v->out, "job %s: %s: %s, %s%s%s: %s of %s (device), %s of all work, %s, ETA %s\n", r.id, r.device,
+                        r.state, r.step, pattern ? " " : "", pattern ? pattern : "", r.done, r.total, r.percent, r.rate,
+                        r.eta);
 }
 
 /* Plain: whether the final line of job id has been printed; with mark, record that it has. */
@@ -547,7 +570,7 @@ static bool view_final_printed(struct view *v, int64_t id, bool mark) {
 static void view_plain_job(struct view *v, struct json_object *job) {
         bool ended = job_state_name_is_final(output_get_string(job, "state", NULL));
 
-        if (ended && view_final_printed(v, output_get_int(job, "id", -1), true))
+        if (ended && view_final_printed(v, view_job_id(job), true))
                 return;
         view_plain_line(v, job);
 }

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,11 +13,52 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "clock.h"
 #include "wipectl.h"
 
 #define WATCH_LIVE_INTERVAL_MS 500      /* progress events for a live view: one per redraw */
-#define WATCH_PLAIN_INTERVAL_MS 1000    /* progress events for plain lines */
-#define WATCH_PLAIN_PERIOD_MS 5000      /* plain lines of running jobs, at least this far apart */
+#define WATCH_PLAIN_INTERVAL_MS 1000    /* progress events for plain lines (each 10 % step seen soon) */
+#define WATCH_PLAIN_STEPS 10            /* plain: a line at each tenth of a job's work */
+#define WATCH_RETRY_MS 500              /* between two looks while reconnecting or waiting for a resume */
+
+struct watch_tuning watch_tuning = {
+        .reconnect_ms = WATCH_RECONNECT_DEFAULT_MS,
+        .progress_ms = WATCH_PROGRESS_DEFAULT_MS,
+};
+
+/* Parse seconds as a plain decimal number ("60", "0.5") into *ms, from min_ms to max_ms.
+ * 0 or -EINVAL. */
+static int watch_parse_seconds(const char *s, int64_t min_ms, int64_t max_ms, int64_t *ms) {
+        size_t dots = 0;
+        double v;
+
+        if (!*s || strspn(s, "0123456789.") != strlen(s) || strcmp(s, ".") == 0)
+                return -EINVAL;
+        for (const char *p = s; *p; p++)
+                dots += *p == '.';
+        if (dots > 1)
+                return -EINVAL;
+        v = strtod(s, NULL) * 1000.0 + 0.5;
+        if (!(v >= (double) min_ms && v < (double) max_ms + 1))
+                return -EINVAL;
+        *ms = (int64_t) v;
+        return 0;
+}
+
+int watch_option(const struct cmd_entry *self, int opt, const char *arg) {
+        switch (opt) {
+        case WATCH_ARG_RECONNECT:
+                if (watch_parse_seconds(arg, 0, WATCH_RECONNECT_MAX_MS, &watch_tuning.reconnect_ms) < 0)
+                        return cmd_usage_error(self, "bad reconnect timeout '%s' (seconds, 0 to 86400)", arg);
+                return -1;
+        case WATCH_ARG_PROGRESS:
+                if (watch_parse_seconds(arg, 1000, WATCH_PROGRESS_MAX_MS, &watch_tuning.progress_ms) < 0)
+                        return cmd_usage_error(self, "bad progress interval '%s' (seconds, 1 to 86400)", arg);
+                return -1;
+        default:
+                return cmd_usage_error(self, "unknown option");
+        }
+}
 
 /* Raised by the signal handlers while waiting; a handler can reach nothing else. */
 static volatile sig_atomic_t watch_interrupted; /* SIGINT: detach */
@@ -142,7 +184,7 @@ static int watch_update(struct json_object *jobs, struct json_object *job, struc
 /* Print line on stdout as a line of its own, at once (for "jq --unbuffered"). 0 or -EIO
  * (reported). */
 static int watch_print_line(struct client *c, const char *line) {
-        if (puts(line) == EOF || fflush(stdout) == EOF || ferror(stdout)) {
+        if (wipectl_print_event(line) == EOF || fflush(stdout) == EOF || ferror(stdout)) {
                 c->origin = CLIENT_ORIGIN_LOCAL;
                 wipectl_error("stdout: write error");
                 return -EIO;
@@ -151,10 +193,11 @@ static int watch_print_line(struct client *c, const char *line) {
 }
 
 #define WATCH_EVENT_START "start"     /* wipectl's own first event: the watch reply (wipectl(1) "watch") */
+#define WATCH_EVENT_RECONNECTING "reconnecting" /* wipectl's own: the daemon went away (wipectl(1) "watch") */
 
-/* {"event":"start","time":T,"jobs":[...]}: the reply, as the first event. 0 or -errno
+/* {"event":name,"time":T} and, with jobs, "jobs":[...]: an event of wipectl's own. 0 or -errno
  * (reported). */
-static int watch_print_start(struct client *c, struct json_object *jobs) {
+static int watch_print_event(struct client *c, const char *name, struct json_object *jobs) {
         _cleanup_json_ struct json_object *e = json_object_new_object();
         struct timespec ts;
         char t[32];
@@ -162,9 +205,9 @@ static int watch_print_start(struct client *c, struct json_object *jobs) {
 
         clock_gettime(CLOCK_REALTIME, &ts);
         snprintf(t, sizeof(t), "%.3f", (double) ts.tv_sec + (double) ts.tv_nsec / 1e9);
-        if (!e || json_object_object_add(e, "event", json_object_new_string(WATCH_EVENT_START)) < 0 ||
+        if (!e || json_object_object_add(e, "event", json_object_new_string(name)) < 0 ||
             json_object_object_add(e, "time", json_object_new_double_s(strtod(t, NULL), t)) < 0 ||
-            json_object_object_add(e, "jobs", json_object_get(jobs)) < 0 ||
+            (jobs && json_object_object_add(e, "jobs", json_object_get(jobs)) < 0) ||
             !(s = json_object_to_json_string_ext(e, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE))) {
                 c->origin = CLIENT_ORIGIN_LOCAL;
                 wipectl_error("watch: out of memory");
@@ -173,9 +216,124 @@ static int watch_print_start(struct client *c, struct json_object *jobs) {
         return watch_print_line(c, s);
 }
 
-/* Take one event into jobs and the view; *ended is set by "end". 0 or -errno (reported). */
-static int watch_take(struct client *c, struct json_object *event, struct json_object *jobs, struct view *v,
-                      bool *ended) {
+/* One wait: its connection, what it shows, and how it gets back to the daemon after a restart. */
+struct watch_run {
+        struct client *c;
+        const struct watch_settings *s;
+        struct watch_saved w;
+        struct view v;
+        struct json_object *jobs;       /* [JOB...] as last seen (a reference): the view's */
+        int64_t interval;               /* interval_ms of the watch requests */
+        int64_t period;                 /* plain: between two lines of a running job */
+        bool reconnect;                 /* follow the jobs across restarts (--reconnect-timeout > 0) */
+        bool plain;                     /* the view prints plain lines */
+        bool started;                   /* the view was started */
+        bool away;                      /* the connection was lost and not made again yet */
+        int64_t deadline;               /* mono ms: give up reconnecting, or waiting for a resume; 0: none */
+        struct watch_step {
+                int64_t id;
+                int step;               /* the tenth of its work the job's last plain line showed */
+        } *steps;
+        size_t n_steps, steps_size;
+};
+
+/* Whether job is interrupted and its daemon resumes it on its own ("resuming": now, or at its
+ * next start): not an end to a wait that reconnects. */
+static bool watch_job_resuming(struct json_object *job) {
+        struct json_object *v = NULL;
+
+        return output_state_of(output_get_string(job, "state", "")) == JOB_INTERRUPTED &&
+               json_object_object_get_ex(job, "resuming", &v) && json_object_is_type(v, json_type_boolean) &&
+               json_object_get_boolean(v);
+}
+
+/* Whether a job of jobs is resuming (and the wait reconnects). */
+static bool watch_resuming(const struct watch_run *run, struct json_object *jobs) {
+        if (!run->reconnect)
+                return false;
+        for (size_t i = 0; i < json_object_array_length(jobs); i++)
+                if (watch_job_resuming(json_object_array_get_idx(jobs, i)))
+                        return true;
+        return false;
+}
+
+/* The tenth of its work job has done, 0 to 10. */
+static int watch_job_step(struct json_object *job) {
+        int64_t done = output_get_int(job, "bytes_done", 0), total = output_get_int(job, "bytes_total", 0);
+
+        if (total <= 0 || done <= 0)
+                return 0;
+        return done >= total ? WATCH_PLAIN_STEPS : (int) ((double) done / (double) total * WATCH_PLAIN_STEPS);
+}
+
+/* Plain: the entry of the job with id in run->steps, made when missing; NULL on ENOMEM. */
+static struct watch_step *watch_step_of(struct watch_run *run, int64_t id) {
+        for (size_t i = 0; i < run->n_steps; i++)
+                if (run->steps[i].id == id)
+                        return &run->steps[i];
+        if (run->n_steps == run->steps_size) {
+                size_t size = run->steps_size ? run->steps_size * 2 : 8;
+                struct watch_step *p = realloc(run->steps, size * sizeof(*p));
+
+                if (!p)
+                        return NULL;
+                run->steps = p;
+                run->steps_size = size;
+        }
+        run->steps[run->n_steps] = (struct watch_step) { .id = id, .step = -1 };
+        return &run->steps[run->n_steps++];
+}
+
+/* job (in run->jobs) changed, as a change of state or as progress: tell the view. Off a terminal
+ * a line is printed for a state change and when the job passed a tenth of its work; never for a
+ * job that is only waiting to be resumed (its "interrupted" is not its end). */
+static void watch_show(struct watch_run *run, struct json_object *job, bool state) {
+        struct watch_step *st;
+        int step;
+
+        if (watch_job_resuming(job) && run->reconnect) {
+                view_changed(&run->v, job, false);
+                return;
+        }
+        if (!run->plain || !run->started) {
+                view_changed(&run->v, job, state);
+                return;
+        }
+        step = watch_job_step(job);
+        st = watch_step_of(run, output_get_int(job, "id", -1));
+        if (st && st->step >= 0 && step > st->step)
+                state = true;
+        if (st && state)
+                st->step = step;
+        view_changed(&run->v, job, state);
+}
+
+/* Start the view of run once there is something to show and no job is waiting for a resume
+ * (a plain view would print its "interrupted" as its last line). 0 or -ENOMEM (reported). */
+static int watch_view_start(struct watch_run *run, bool anyway) {
+        size_t n = json_object_array_length(run->jobs);
+
+        if (run->started || !run->s->view || n == 0 || (!anyway && watch_resuming(run, run->jobs)))
+                return 0;
+        if (view_start(&run->v, run->s->view, run->jobs, run->period) < 0) {
+                wipectl_error("watch: out of memory");
+                return -ENOMEM;
+        }
+        run->started = true;
+        for (size_t i = 0; run->plain && i < n; i++) {
+                struct json_object *job = json_object_array_get_idx(run->jobs, i);
+                struct watch_step *st = watch_step_of(run, output_get_int(job, "id", -1));
+
+                if (st)
+                        st->step = watch_job_step(job);
+        }
+        return 0;
+}
+
+/* Take one event into run->jobs and the view: *ended is set by "end", *again when that "end"
+ * has a job that its daemon resumes (a wait that reconnects waits on). 0 or -errno (reported). */
+static int watch_take(struct watch_run *run, struct json_object *event, bool *ended, bool *again) {
+        struct client *c = run->c;
         const char *name = output_get_string(event, "event", "");
         struct json_object *job = NULL, *list = NULL, *slot;
         bool state = strcmp(name, PROTOCOL_EVENT_STATE) == 0;
@@ -186,9 +344,9 @@ static int watch_take(struct client *c, struct json_object *event, struct json_o
                         wipectl_error("%s: watch: \"%s\" event without \"job\"", c->path, name);
                         return -EBADMSG;
                 }
-                if (watch_update(jobs, job, &slot) < 0)
+                if (watch_update(run->jobs, job, &slot) < 0)
                         goto nomem;
-                view_changed(v, slot, state);
+                watch_show(run, slot, state);
                 return 0;
         }
         if (strcmp(name, PROTOCOL_EVENT_END) == 0) {
@@ -198,9 +356,10 @@ static int watch_take(struct client *c, struct json_object *event, struct json_o
                         return -EBADMSG;
                 }
                 for (size_t i = 0; i < json_object_array_length(list); i++)
-                        if (watch_update(jobs, json_object_array_get_idx(list, i), &slot) < 0)
+                        if (watch_update(run->jobs, json_object_array_get_idx(list, i), &slot) < 0)
                                 goto nomem;
                 *ended = true;
+                *again = watch_resuming(run, list);
                 return 0;
         }
         /* Events of later daemons: not ours to know. */
@@ -212,118 +371,296 @@ nomem:
         return -ENOMEM;
 }
 
-/* Follow the events after the reply, until "end", Ctrl-C or an error. 0, -EINTR or -errno
- * (reported). */
-static int watch_follow(struct client *c, const struct watch_settings *s, struct watch_saved *w,
-                        struct json_object *jobs, struct view *v) {
+/* Act on the flags the signal handlers raised: -EINTR to stop waiting (Ctrl-C, or SIGTERM/SIGHUP
+ * after giving the terminal back), else 0. */
+static int watch_signals_check(struct watch_run *run) {
         struct sigaction sa = { .sa_handler = watch_on_signal };
-        bool draining = false, ended = false;
 
         sigemptyset(&sa.sa_mask);
+        if (watch_interrupted)
+                return -EINTR;
+        if (watch_terminated) {
+                int sig = watch_terminated;
+
+                view_end(&run->v, false);
+                watch_signals_restore(&run->w);
+                watch_signal_default(sig);
+                return -EINTR;
+        }
+        if (watch_stopped) {
+                watch_stopped = 0;
+                view_suspend(&run->v);
+                watch_signal_default(SIGTSTP);
+                sigaction(SIGTSTP, &sa, NULL);
+                if (!run->away)
+                        view_resume(&run->v);
+        }
+        if (watch_resized) {
+                watch_resized = 0;
+                view_resize(&run->v);
+        }
+        return 0;
+}
+
+/* Follow the events after the reply, until "end", Ctrl-C or an error. 0 after "end"; 1 after an
+ * "end" with a job its daemon resumes; -EINTR or -errno (reported, unless a lost connection of a
+ * wait that reconnects). */
+static int watch_follow(struct watch_run *run) {
+        const struct watch_settings *s = run->s;
+        bool draining = false, ended = false, again = false;
+
         while (!ended) {
                 _cleanup_json_ struct json_object *event = NULL;
                 _cleanup_free_ char *line = NULL;
                 int r;
 
-                if (watch_interrupted)
-                        return -EINTR;
-                if (watch_terminated) {
-                        int sig = watch_terminated;
-
-                        view_end(v, false);
-                        watch_signals_restore(w);
-                        watch_signal_default(sig);
-                        return -EINTR;
-                }
-                if (watch_stopped) {
-                        watch_stopped = 0;
-                        view_suspend(v);
-                        watch_signal_default(SIGTSTP);
-                        sigaction(SIGTSTP, &sa, NULL);
-                        view_resume(v);
-                }
-                if (watch_resized) {
-                        watch_resized = 0;
-                        view_resize(v);
-                }
+                r = watch_signals_check(run);
+                if (r < 0)
+                        return r;
                 /* Take every event already there before drawing once. */
-                r = client_event(c, draining ? 0 : view_timeout(v), &w->mask, &event, s->events ? &line : NULL);
+                r = client_event(run->c, draining ? 0 : view_timeout(&run->v), &run->w.mask, &event,
+                                 s->events ? &line : NULL);
                 if (r < 0)
                         return r;
                 if (r == 0) {
                         draining = false;
-                        view_tick(v);
+                        view_tick(&run->v);
                         continue;
                 }
                 draining = true;
-                if (s->events && (r = watch_print_line(c, line)) < 0)
-                        return r;
-                r = watch_take(c, event, jobs, v, &ended);
+                r = watch_take(run, event, &ended, &again);
                 if (r < 0)
                         return r;
+                /* An "end" that is not the end is not printed: the watch goes on. */
+                if (s->events && !again && (r = watch_print_line(run->c, line)) < 0)
+                        return r;
         }
-        return 0;
+        return again ? 1 : 0;
+}
+
+/* Where the messages of a reconnecting wait go: the view's stream, else stderr. */
+static FILE *watch_note_stream(const struct watch_run *run) {
+        return run->started ? run->v.out : stderr;
+}
+
+/* The connection was lost, or the daemon is not there: say so once (a live view leaves the
+ * screen meanwhile; a plain view and the journal get one line; --json events a "reconnecting"
+ * event). 0 or -errno (reported). */
+static int watch_away(struct watch_run *run) {
+        FILE *f;
+
+        if (run->away)
+                return 0;
+        run->away = true;
+        view_suspend(&run->v);
+        f = watch_note_stream(run);
+        fprintf(f, "wipectl: %s: daemon restarting, reconnecting (for up to %" PRId64 " s)...\n", run->c->path,
+                (watch_tuning.reconnect_ms + 999) / 1000);
+        fflush(f);
+        return run->s->events ? watch_print_event(run->c, WATCH_EVENT_RECONNECTING, NULL) : 0;
+}
+
+/* Sleep ms, acting on signals meanwhile. 0 or -EINTR. */
+static int watch_sleep(struct watch_run *run, int64_t ms) {
+        int64_t end = mono_ms() + ms;
+
+        for (;;) {
+                int64_t left = end - mono_ms();
+                struct timespec ts;
+                int r = watch_signals_check(run);
+
+                if (r < 0)
+                        return r;
+                if (left <= 0)
+                        return 0;
+                ts.tv_sec = left / 1000;
+                ts.tv_nsec = (left % 1000) * 1000000;
+                (void) ppoll(NULL, 0, &ts, &run->w.mask);
+        }
+}
+
+/* Watch the jobs again on a new connection, once the daemon answers, until run->deadline: the
+ * jobs and the view take the reply. 0 when following again; -ETIMEDOUT when the time is up;
+ * -EINTR; or -errno (reported: the daemon no longer knows a job, permission, ...). */
+static int watch_again(struct watch_run *run) {
+        size_t n = json_object_array_length(run->jobs);
+        _cleanup_free_ int64_t *ids = calloc(n ? n : 1, sizeof(*ids));
+
+        if (!ids) {
+                wipectl_error("watch: out of memory");
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++)
+                ids[i] = output_get_int(json_object_array_get_idx(run->jobs, i), "id", -1);
+        for (;;) {
+                _cleanup_json_ struct json_object *request = NULL, *reply = NULL;
+                struct json_object *jobs = NULL, *slot;
+                int64_t left;
+                int r;
+
+                r = watch_sleep(run, WATCH_RETRY_MS);
+                if (r < 0)
+                        return r;
+                left = run->deadline - mono_ms();
+                if (left <= 0)
+                        return -ETIMEDOUT;
+                r = client_reconnect(run->c, run->c->path);
+                if (r == -EAGAIN) {
+                        r = watch_away(run);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (r < 0)
+                        return r;
+                request = watch_request(ids, n, run->interval);
+                if (!request) {
+                        wipectl_error("watch: out of memory");
+                        return -ENOMEM;
+                }
+                /* A daemon that is starting answers once it has loaded its jobs; one that is
+                 * socket-activated but never comes must not hold us past the deadline. Ctrl-C
+                 * is let through while waiting. */
+                (void) client_set_timeout(run->c, left);
+                run->c->interrupted = &watch_interrupted;
+                sigprocmask(SIG_SETMASK, &run->w.mask, NULL);
+                r = client_call(run->c, request, &reply);
+                sigprocmask(SIG_BLOCK, &run->w.handled, NULL);
+                run->c->interrupted = NULL;
+                if (r == -EINTR)
+                        return r;
+                if (client_lost(run->c, r)) {
+                        client_close(run->c);
+                        r = watch_away(run);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (r < 0)
+                        return r;
+                (void) client_set_timeout(run->c, 0);
+                if (!json_object_object_get_ex(reply, "jobs", &jobs) || !json_object_is_type(jobs, json_type_array)) {
+                        run->c->origin = CLIENT_ORIGIN_TRANSPORT;
+                        wipectl_error("%s: watch reply without \"jobs\"", run->c->path);
+                        return -EBADMSG;
+                }
+                for (size_t i = 0; i < json_object_array_length(jobs); i++) {
+                        struct json_object *job = json_object_array_get_idx(jobs, i);
+                        const char *was = NULL;
+
+                        for (size_t k = 0; k < json_object_array_length(run->jobs); k++) {
+                                struct json_object *old = json_object_array_get_idx(run->jobs, k);
+
+                                if (output_get_int(old, "id", -1) == output_get_int(job, "id", -2))
+                                        was = output_get_string(old, "state", NULL);
+                        }
+                        was = was ? strdupa(was) : NULL;
+                        if (watch_update(run->jobs, job, &slot) < 0) {
+                                wipectl_error("watch: out of memory");
+                                return -ENOMEM;
+                        }
+                        watch_show(run, slot, !was || strcmp(was, output_get_string(job, "state", "")) != 0);
+                }
+                if (run->away) {
+                        FILE *f = watch_note_stream(run);
+
+                        run->away = false;
+                        if (!run->v.live || !run->started) {
+                                fprintf(f, "wipectl: %s: reconnected\n", run->c->path);
+                                fflush(f);
+                        }
+                        view_resume(&run->v);
+                }
+                return run->s->events ? watch_print_event(run->c, WATCH_EVENT_START, jobs) : 0;
+        }
 }
 
 /* Watch jobs on the connected client c until every one has ended: send the watch request, then
- * follow its events, showing them as s says; Ctrl-C stops the wait (the jobs keep running).
- * Returns 0 when every job has ended, -EINTR after Ctrl-C, or -errno, already reported (the
- * connection lost: client_translate_errno() gives 3). In every case *ret owns the jobs as last
- * seen ({"jobs":[JOB...]}), or NULL when none were. */
+ * follow its events, showing them as s says; Ctrl-C stops the wait (the jobs keep running). When
+ * the connection is lost, or a job ends interrupted but its daemon resumes it, reconnect and watch
+ * the same jobs again for up to watch_tuning.reconnect_ms. Returns 0 when every job has ended,
+ * -EINTR after Ctrl-C, -ETIMEDOUT (reported) when the daemon or a resume did not come in time, or
+ * -errno, already reported (the connection lost: client_translate_errno() gives 3). In every case
+ * *ret owns the jobs as last seen ({"jobs":[JOB...]}), or NULL when none were. */
 static int watch_jobs(struct client *c, const struct watch_settings *s, struct json_object **ret) {
         _cleanup_json_ struct json_object *request = NULL, *reply = NULL, *status = NULL;
         struct json_object *jobs = NULL;
-        struct watch_saved w = {};
-        struct view v = {};
+        struct watch_run run = { .c = c, .s = s, .reconnect = watch_tuning.reconnect_ms > 0 };
         bool live = s->view && view_live(s->view);
-        int64_t interval = s->interval_ms;
         int r;
 
         *ret = NULL;
-        if (interval == 0 && s->view)
-                interval = live ? WATCH_LIVE_INTERVAL_MS : WATCH_PLAIN_INTERVAL_MS;
-        request = watch_request(s->ids, s->n, interval);
+        run.interval = s->interval_ms;
+        if (run.interval == 0 && s->view)
+                run.interval = live ? WATCH_LIVE_INTERVAL_MS : WATCH_PLAIN_INTERVAL_MS;
+        run.period = run.interval > watch_tuning.progress_ms ? run.interval : watch_tuning.progress_ms;
+        run.plain = s->view && !live;
+        request = watch_request(s->ids, s->n, run.interval);
         if (!request) {
                 wipectl_error("watch: out of memory");
                 return -ENOMEM;
         }
 
-        watch_signals_install(&w, live);
+        watch_signals_install(&run.w, live);
         c->interrupted = &watch_interrupted;
         r = client_call(c, request, &reply);
         c->interrupted = NULL;
         if (r < 0) {
-                watch_signals_restore(&w);
+                watch_signals_restore(&run.w);
                 return r;
         }
         if (!json_object_object_get_ex(reply, "jobs", &jobs) || !json_object_is_type(jobs, json_type_array)) {
-                watch_signals_restore(&w);
+                watch_signals_restore(&run.w);
                 c->origin = CLIENT_ORIGIN_TRANSPORT;
                 wipectl_error("%s: watch reply without \"jobs\"", c->path);
                 return -EBADMSG;
         }
+        run.jobs = jobs;
         status = json_object_new_object();
         if (!status || json_object_object_add(status, "jobs", json_object_get(jobs)) < 0) {
-                watch_signals_restore(&w);
+                watch_signals_restore(&run.w);
                 wipectl_error("watch: out of memory");
                 return -ENOMEM;
         }
+        /* From here a lost connection is expected news, said in a line of our own. */
+        c->quiet = run.reconnect;
 
-        r = s->events ? watch_print_start(c, jobs) : 0;
+        r = s->events ? watch_print_event(c, WATCH_EVENT_START, jobs) : 0;
         /* Nothing to show when there is nothing to watch: "end" follows at once. */
-        if (r == 0 && s->view && json_object_array_length(jobs) > 0) {
-                int64_t period = interval > WATCH_PLAIN_PERIOD_MS ? interval : WATCH_PLAIN_PERIOD_MS;
-
-                r = view_start(&v, s->view, jobs, period);
-                if (r < 0)
-                        wipectl_error("watch: out of memory");
+        if (r == 0)
+                r = watch_view_start(&run, false);
+        if (r == 0)
+                watch_signals_block(&run.w);
+        while (r == 0) {
+                r = watch_follow(&run);
+                if (r == 0 || r == -EINTR)
+                        break;
+                if (r < 0 && !(run.reconnect && client_lost(c, r)))
+                        break;
+                if (r < 0 && (r = watch_away(&run)) < 0)
+                        break;
+                client_close(c);
+                /* One allowance from the first trouble until every job is going again. */
+                if (run.deadline == 0)
+                        run.deadline = mono_ms() + watch_tuning.reconnect_ms;
+                r = watch_again(&run);
+                if (r == 0 && !watch_resuming(&run, run.jobs))
+                        run.deadline = 0;
+                if (r == 0)
+                        r = watch_view_start(&run, false);
         }
-        if (r == 0) {
-                watch_signals_block(&w);
-                r = watch_follow(c, s, &w, jobs, &v);
+        c->quiet = false;
+        if (r == -ETIMEDOUT) {
+                c->origin = CLIENT_ORIGIN_TRANSPORT;
+                wipectl_error("%s: %s within %" PRId64 " s; the jobs are left interrupted", c->path,
+                              run.away ? "wiped did not come back" : "the jobs were not resumed",
+                              (watch_tuning.reconnect_ms + 999) / 1000);
         }
-        view_end(&v, r == 0);
-        watch_signals_restore(&w);
+        if (r == 0)
+                r = watch_view_start(&run, true);
+        view_end(&run.v, r == 0);
+        watch_signals_restore(&run.w);
+        free(run.steps);
         *ret = TAKE_PTR(status);
         return r;
 }
@@ -432,6 +769,12 @@ int watch_wait(struct client *c, const struct watch_settings *s, bool json, stru
                 watch_detached(*status, s->ids, s->n);
                 return WIPECTL_EXIT_DETACHED;
         }
+        if (r == -ETIMEDOUT) {
+                /* The daemon or the resume did not come back in time: the jobs stay interrupted. */
+                if (json && !s->events && *status)
+                        output_render(OUTPUT_JOBS, *status, true);
+                return WIPECTL_EXIT_JOB_INTERRUPTED;
+        }
         if (r < 0)
                 return client_translate_errno(c, r);
         return -1;
@@ -450,7 +793,7 @@ int watch_finish(struct client *c, const struct wipectl_options *opts, bool no_w
         }
         /* JSON goes to stdout once, at the end; a terminal on stderr can still watch. */
         if (opts->json)
-                s.view = view_live(stderr) ? stderr : NULL;
+                s.view = view_live(stderr) && !opts->quiet ? stderr : NULL;
         r = watch_wait(c, &s, opts->json, &status);
         if (r >= 0)
                 return r;

@@ -35,11 +35,17 @@ enum wipectl_exit {
 
 /* main.c */
 
+/* "format_version" of every JSON document wipectl prints (wipectl(1) "JSON OUTPUT"): it changes
+ * when a field is renamed or removed, or changes its type or meaning; new fields do not change it.
+ * 1 was the unversioned output before the one naming scheme of fields that wiped(8) documents. */
+#define WIPECTL_JSON_FORMAT 2
+
 /* Global options, parsed before the command name and read-only afterwards. */
 struct wipectl_options {
         const char *socket_path;        /* --socket, $WIPED_SOCKET, or PROTOCOL_SOCKET_DEFAULT */
         bool json;                      /* --json: print the command's JSON object instead of text */
         bool bytes;                     /* --bytes: sizes in text as byte counts (output_raw_bytes) */
+        bool quiet;                     /* -q, --quiet: nothing on stdout but --json's object */
 };
 
 /* One subcommand (tmux's cmd_entry). exec() gets argv[0] = the command name and returns an exit
@@ -68,8 +74,29 @@ int cmd_option_other(const struct cmd_entry *entry, char **argv, int c);
 int cmd_options(const struct cmd_entry *self, int argc, char **argv, const struct option *flag, bool *set);
 /* --json after a command's name (probe, methods), for cmd_options(). */
 extern const struct option cmd_json_option;
-/* Print "wipectl: <message>" on stderr, one line. The message names its object first. */
+/* getopt_long() for a command's options (optstring and longopts as getopt_long takes them, opterr
+ * 0), that also takes the global options anywhere on the line (--json/-J, --quiet/-q, --bytes,
+ * --socket) into the options the command was given, and returns the command's own. Returns -1 when
+ * parsing is done; then, with --quiet and without --json, stdout goes to /dev/null. */
+int cmd_getopt(int argc, char **argv, const char *optstring, const struct option *longopts);
+/* Print "wipectl: <message>" on stderr, one line. The message names its object first. The first
+ * message of a run is kept for the JSON error object (wipectl_exit()). */
 void wipectl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The error just reported with wipectl_error() stands for errno errnum (0: none) and leads to the
+ * exit status status (client_translate_errno() calls it). Only the first error is kept. */
+void wipectl_error_note(int errnum, int status);
+/* {"message","errno","exit_status"} of the first error, with status (or, when 0, the one noted),
+ * as the JSON error object holds it; NULL when there is no status (no error, or a warning), or on
+ * ENOMEM. The caller owns it. */
+struct json_object *wipectl_error_json(int status);
+/* A JSON document went to stdout (output_render() calls it): wipectl_exit() adds no error object. */
+void wipectl_json_printed(void);
+/* Print one event line of watch --json (line: a JSON object from the daemon) with the format version
+ * in it, '\n' after. 0 or EOF. */
+int wipectl_print_event(const char *line);
+/* What main() returns for the exit status status: with --json, when nothing was printed on stdout
+ * and status is not 0, prints {"format_version":N,"error":{...}} first. */
+int wipectl_exit(int status);
 /* Parse a job id (a decimal integer from 0 to 2^53). 0 or -EINVAL. */
 int wipectl_parse_job_id(const char *s, int64_t *ret);
 /* The JOB operands argv[optind..argc) as ids, malloc'd in *ret (NULL when there are none). -1 when
@@ -127,6 +154,8 @@ struct client {
         const volatile sig_atomic_t *interrupted; /* when set and non-zero, EINTR aborts a call */
         enum client_origin origin;      /* origin of the last error */
         enum protocol_op op;            /* op of the last request */
+        bool quiet;                     /* a lost connection is expected (a wait that reconnects): not
+                                         * reported, only returned */
 };
 #define CLIENT_INIT { .fd = -1, .next_id = 1, .origin = CLIENT_ORIGIN_LOCAL, .op = PROTOCOL_OP_INVALID }
 #define CLIENT_REPLY_MAX (16 * 1024 * 1024) /* longest reply line accepted, bytes */
@@ -156,6 +185,16 @@ int client_connect_call(struct client *c, const char *path, struct json_object *
  * connection was lost ("PATH: connection lost: ...", c->origin CLIENT_ORIGIN_TRANSPORT), or the
  * line is not an event. */
 int client_event(struct client *c, int timeout_ms, const sigset_t *sigmask, struct json_object **ret, char **line);
+/* Connect to path again without a word when the daemon is not there yet (restarting): 0 when
+ * connected; -EAGAIN when nobody answers at path now (no socket, refused, reset); else what
+ * client_connect() returns (reported). */
+int client_reconnect(struct client *c, const char *path);
+/* Give up a reply or event that takes longer than timeout_ms (0: wait as long as it takes): the
+ * call then fails with -ETIMEDOUT (CLIENT_ORIGIN_TRANSPORT). 0 or -errno. */
+int client_set_timeout(struct client *c, int64_t timeout_ms);
+/* Whether r from a call on c means the connection to the daemon went away (or never came):
+ * something to reconnect after, not a failure of the daemon or of this program. */
+bool client_lost(const struct client *c, int r);
 /* Map a failure of c (r = -errno from a client_* call) to an exit status. The one place that
  * decides exit statuses for errors (cryptsetup's translate_errno). */
 int client_translate_errno(const struct client *c, int r);
@@ -380,6 +419,33 @@ struct watch_settings {
         FILE *view;                     /* where to show the jobs (view.c), or NULL */
         bool events;                    /* print every event on stdout, one JSON object per line */
 };
+/* How every wait (watch, wait, wipe, verify) follows its jobs; set by the options below. */
+#define WATCH_RECONNECT_DEFAULT_MS 60000        /* --reconnect-timeout */
+#define WATCH_RECONNECT_MAX_MS 86400000
+#define WATCH_PROGRESS_DEFAULT_MS 60000         /* --progress-interval */
+#define WATCH_PROGRESS_MAX_MS 86400000
+struct watch_tuning {
+        int64_t reconnect_ms;           /* how long to get the daemon back, and a job it resumes going
+                                         * again, after a restart; 0: give up at once */
+        int64_t progress_ms;            /* plain lines (off a terminal): a running job's line at least
+                                         * this often, and at each tenth of its work */
+};
+extern struct watch_tuning watch_tuning;
+/* The getopt_long() entries of the options of every wait, their values, and their help lines. */
+enum { WATCH_ARG_RECONNECT = 0x400, WATCH_ARG_PROGRESS };
+#define WATCH_LONG_OPTIONS \
+        { "reconnect-timeout", required_argument, NULL, WATCH_ARG_RECONNECT }, \
+        { "progress-interval", required_argument, NULL, WATCH_ARG_PROGRESS }
+#define WATCH_OPTIONS_HELP \
+        "  --reconnect-timeout SECONDS\n" \
+        "                       when wiped restarts, how long to reconnect and wait for the jobs\n" \
+        "                       to resume before ending 8, interrupted (default 60; 0: at once)\n" \
+        "  --progress-interval SECONDS\n" \
+        "                       off a terminal, a line per running job this often and at every\n" \
+        "                       10 % (default 60)\n"
+/* Take option opt (WATCH_ARG_*) with its argument arg for command self: -1 when taken, else the
+ * exit status of a usage error (printed). */
+int watch_option(const struct cmd_entry *self, int opt, const char *arg);
 /* Watch jobs on the connected client c until every one has ended: send the watch request, then
  * follow its events, showing them as s says; Ctrl-C stops the wait (the jobs keep running). Closes
  * c. Returns -1 when every job has ended; else what every wait (watch, wait, wipe, verify) returns

@@ -124,3 +124,7 @@ int units_parse_rate(const char *s, uint64_t *ret) {
         *ret = (uint64_t) (v + 0.5L);
         return 0;
 }
+
+const char *units_plural(int64_t n, const char *one, const char *many) {
+        return n == 1 ? one : many;
+}

@@ -331,6 +331,8 @@ int config_json_add(struct json_object *o) {
             json_object_object_add(o, "checkpoint_bytes", json_object_new_int64((int64_t) c->checkpoint_bytes)) < 0 ||
             json_object_object_add(o, "resume", json_object_new_string(c->resume_manual ? "manual" : "auto")) < 0 ||
             json_object_object_add(o, "history_max_age_days", json_object_new_int64(c->history_max_age_days)) < 0 ||
+            json_object_object_add(o, "max_bad_bytes", json_object_new_int64((int64_t) c->max_bad)) < 0 ||
+            /* Deprecated: max_bad_bytes (wiped(8) NAMES AND UNITS), sent for one release more. */
             json_object_object_add(o, "max_bad", json_object_new_int64((int64_t) c->max_bad)) < 0 ||
             json_object_object_add(o, "client_timeout_s", json_object_new_int64(c->client_timeout)) < 0)
                 return -ENOMEM;

@@ -14,6 +14,7 @@
 #include "cleanup.h"
 #include "clock.h"
 #include "strutil.h"
+#include "daemon-config.h"
 #include "daemon.h"
 #include "job-private.h"
 #include "sign.h"
@@ -292,29 +293,70 @@ static struct json_object *job_json_snapshot(struct job *job, enum job_state *s,
         return o;
 }
 
+/* Where the job is in its current stage (a pass written or read back, or a firmware erase), in
+ * device bytes: *base the work of the stages before it, *len the stage's own bytes. */
+static const struct stage *job_stage_position(const struct job *job, uint64_t *base, uint64_t *len) {
+        unsigned i = atomic_load(&job->stage_index);
+        const struct stage *st;
+
+        if (i >= job->n_stages)
+                i = job->n_stages - 1;
+        *base = 0;
+        for (unsigned k = 0; k < i; k++)
+                *base += stage_bytes(job, &job->stages[k]);
+        st = &job->stages[i];
+        *len = stage_bytes(job, st);
+        return st;
+}
+
 /* The job as status and watch show it: one snapshot, taken under its lock, so that its state,
- * whether it is stopping, its counters and its error always agree (a job settles under that lock). */
+ * whether it is stopping, its counters and its error always agree (a job settles under that lock).
+ * Names follow wiped(8) NAMES AND UNITS; the deprecated ones are sent beside the new for one
+ * release (removed in the next): id, size, bytes_done, bytes_total, max_rate, checkpoint.bytes_done. */
 struct json_object *job_to_json(struct job *job) {
         _cleanup_json_ struct json_object *o = json_object_new_object();
-        uint64_t done, total = job->work_total;
+        uint64_t done, total = job->work_total, redo = 0, base, len, phase_done;
         const struct stage *st;
         struct json_object *v, *e;
         enum job_state s;
-        double elapsed;
+        double elapsed, rate;
 
         if (!o)
                 return NULL;
         pthread_mutex_lock(&job->lock);
         s = job->state;
         done = atomic_load(&job->bytes_done);
-        st = &job->stages[atomic_load(&job->stage_index)];
+        st = job_stage_position(job, &base, &len);
         if (done > total)
                 done = total;
+        /* A stopped job counts what its checkpoint holds: what its workers wrote after it (parts of
+         * units) is written again when it resumes, so it is not counted as done (and not dropped at
+         * the resume). */
+        if ((s == JOB_PAUSED || s == JOB_INTERRUPTED) && job->ckpt.at > 0 && job->ckpt.bytes_done <= done) {
+                redo = done - job->ckpt.bytes_done;
+                done = job->ckpt.bytes_done;
+        }
+        phase_done = done > base ? done - base : 0;
+        if (phase_done > len || s == JOB_DONE || s == JOB_DONE_ERRORS)
+                phase_done = len;
+        /* A running job's rate is the smoothed one, a stopped job's none; an ended job's is its
+         * average over the wipe. */
+        if (s == JOB_PAUSED || s == JOB_INTERRUPTED)
+                rate = 0.0;
+        else if (!job_state_is_final(s))
+                rate = job->rate_bps;
+        else {
+                double d = (job->wipe_ended > 0 ? job->wipe_ended : job->ended_at) - job->wipe_started;
+                uint64_t w = job->wipe_ended > 0 ? job->wipe_work : done;
+
+                rate = job->wipe_started > 0 && d > 0 ? (double) w / d : 0.0;
+        }
         e = error_json(job);
         if (e)
                 json_add(o, "error", e);
         elapsed = (job->ended_at > 0 ? job->ended_at : real_s()) - job->started_at;
-        json_add(o, "id", json_object_new_uint64(job->id));
+        json_add(o, "job", json_object_new_uint64(job->id));
+        json_add(o, "id", json_object_new_uint64(job->id));             /* deprecated: job */
         json_add(o, "device", json_object_new_string(job->device));
         json_add(o, "node", json_object_new_string(job->info.node));
         json_add(o, "state", json_object_new_string(job_state_name(s)));
@@ -338,14 +380,21 @@ struct json_object *job_to_json(struct job *job) {
                 json_add(o, "firmware", fw);
         }
         json_add(o, "nist_category", json_object_new_string(nist_category(job)));
-        json_add(o, "size", json_object_new_uint64(job->info.size));
-        json_add(o, "bytes_done", json_object_new_uint64(done));
-        json_add(o, "bytes_total", json_object_new_uint64(total));
-        json_add(o, "rate_bps", json_fixed(job_state_is_final(s) ? 0.0 : job->rate_bps, 0));
+        json_add(o, "size_bytes", json_object_new_uint64(job->info.size));
+        json_add(o, "size", json_object_new_uint64(job->info.size));    /* deprecated: size_bytes */
+        /* The current phase in device bytes (a sampled verification reads its sample only)... */
+        json_add(o, "phase_done_bytes", json_object_new_uint64(phase_done));
+        json_add(o, "phase_total_bytes", json_object_new_uint64(len));
+        /* ... and the work over all passes and verifications. */
+        json_add(o, "work_done_bytes", json_object_new_uint64(done));
+        json_add(o, "work_total_bytes", json_object_new_uint64(total));
+        json_add(o, "bytes_done", json_object_new_uint64(done));        /* deprecated: work_done_bytes */
+        json_add(o, "bytes_total", json_object_new_uint64(total));      /* deprecated: work_total_bytes */
+        json_add(o, "rate_bps", json_fixed(rate, 0));
         if (s == JOB_DONE || s == JOB_DONE_ERRORS)
                 json_add(o, "eta_s", json_object_new_int64(0));
-        else if (!job_state_is_final(s) && job->rate_bps > 1.0)
-                json_add(o, "eta_s", json_object_new_int64((int64_t) ((double) (total - done) / job->rate_bps + 0.5)));
+        else if (!job_state_is_final(s) && rate > 1.0)
+                json_add(o, "eta_s", json_object_new_int64((int64_t) ((double) (total - done) / rate + 0.5)));
         else
                 json_add(o, "eta_s", NULL);
         v = json_object_new_object();
@@ -361,7 +410,8 @@ struct json_object *job_to_json(struct job *job) {
         /* A rotational device is written by one worker at a time, in order (worker.c). */
         json_add(o, "in_order", json_object_new_boolean(job->max_holders == 1));
         json_add(o, "io_size", json_object_new_int64(job->piece));
-        json_add(o, "max_rate", json_object_new_uint64(job->rate.bps));
+        json_add(o, "max_rate_bps", json_object_new_uint64(job->rate.bps));
+        json_add(o, "max_rate", json_object_new_uint64(job->rate.bps)); /* deprecated: max_rate_bps */
         json_add(o, "started_at", json_object_new_int64((int64_t) job->started_at));
         json_add(o, "ended_at", job->ended_at > 0 ? json_object_new_int64((int64_t) job->ended_at) : NULL);
         json_add(o, "elapsed_s", json_fixed(elapsed, 3));
@@ -370,7 +420,10 @@ struct json_object *job_to_json(struct job *job) {
                 struct json_object *ck = json_object_new_object();
 
                 json_add(ck, "at", json_object_new_int64((int64_t) job->ckpt.at));
-                json_add(ck, "bytes_done", json_object_new_uint64(job->ckpt.bytes_done));
+                json_add(ck, "work_done_bytes", json_object_new_uint64(job->ckpt.bytes_done));
+                json_add(ck, "bytes_done", json_object_new_uint64(job->ckpt.bytes_done)); /* deprecated */
+                /* Written after the checkpoint by a stopped job: written again when it resumes. */
+                json_add(ck, "redo_bytes", json_object_new_uint64(redo));
                 json_add(o, "checkpoint", ck);
         } else
                 json_add(o, "checkpoint", NULL);
@@ -382,6 +435,11 @@ struct json_object *job_to_json(struct job *job) {
         /* Asked to stop (cancel, pause, a failure, the daemon's stop) and not stopped yet: its
          * workers give back their chunks, the device is being flushed and closed. */
         json_add(o, "stopping", json_object_new_boolean(atomic_load(&job->abort) && !atomic_load(&job->settled)));
+        /* Interrupted, and to be resumed without a user: at the first tick after a start (or while
+         * its device is busy at it), or, stopped by this daemon's own stop, at the next start
+         * (resume = auto). A client waiting for the job keeps waiting. */
+        json_add(o, "resuming", json_object_new_boolean(s == JOB_INTERRUPTED && (job->resume_until > 0 ||
+                 (job->abort_state == JOB_INTERRUPTED && !config_settings()->resume_manual))));
         json_add(o, "identity", device_identity_json(&job->info));
         pthread_mutex_unlock(&job->lock);
         return TAKE_PTR(o);
@@ -421,7 +479,8 @@ static struct json_object *verify_result_json(const struct job *job, const struc
                 json_add(o, "coverage_bytes", json_object_new_uint64(r->coverage));
         } else {
                 json_add(o, "mode", json_object_new_string(verify_mode_name(r->mode)));
-                json_add(o, "bytes_read", json_object_new_uint64(r->coverage));
+                json_add(o, "read_bytes", json_object_new_uint64(r->coverage));
+                json_add(o, "bytes_read", json_object_new_uint64(r->coverage)); /* deprecated: read_bytes */
         }
         json_add(o, "coverage_percent", json_fixed(coverage_percent(job, r), 3));
         json_add(o, "result", json_object_new_string(verify_result_name(r)));
@@ -543,12 +602,15 @@ struct json_object *job_report_json(struct job *job, bool with_keys) {
         json_add(o, "method", json_object_new_string(job->method));
         json_add(o, "pass_list", pass_list_json(job));
         json_add(o, "keystream_backends", state_backends_json(atomic_load(&job->keystream_backends)));
-        json_add(o, "bytes_total", json_object_new_uint64(job->info.size));
-        json_add(o, "bytes_written", json_object_new_uint64(written));
+        json_add(o, "size_bytes", json_object_new_uint64(job->info.size));
+        json_add(o, "written_bytes", json_object_new_uint64(written));
+        json_add(o, "bytes_total", json_object_new_uint64(job->info.size)); /* deprecated: size_bytes */
+        json_add(o, "bytes_written", json_object_new_uint64(written));      /* deprecated: written_bytes */
         json_add(o, "sector_size", json_object_new_int64(job->info.logical_sector));
         json_add(o, "queue_depth", json_object_new_int64(job->queue_depth));
         json_add(o, "io_size", json_object_new_int64(job->piece));
-        json_add(o, "max_rate", json_object_new_uint64(job->rate.bps));
+        json_add(o, "max_rate_bps", json_object_new_uint64(job->rate.bps));
+        json_add(o, "max_rate", json_object_new_uint64(job->rate.bps)); /* deprecated: max_rate_bps */
         json_add(o, "started_at", json_object_new_int64((int64_t) started));
         json_add(o, "ended_at", ended > 0 ? json_object_new_int64((int64_t) ended) : NULL);
         json_add(o, "duration_s", json_fixed(duration, 3));

@@ -370,13 +370,16 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
                 jobs_tail = job;
                 ret[i] = job;
                 log_job_event(LOG_INFO, LOG_EVENT_JOB_STARTED, job,
-                         "job %" PRIu64 ": %s: started: method %s (%u passes), %s, verify %s, %" PRIu64 " bytes, "
-                         "sector %u, %" PRIu64 " chunks of %" PRIu64 " bytes, %u I/Os of %" PRIu32 " bytes in flight%s, "
-                         "max rate %" PRIu64 " B/s",
-                         job->id, job->info.node, job->method, job->n_passes, keystream_cipher_name(job->cipher),
-                         verify_mode_name(job->verify), job->info.size, job->info.logical_sector, job->plan.n_chunks,
-                         job->plan.chunk_size, job->queue_depth, job->piece,
-                         job->info.rotational ? " (rotational: in order)" : "", job->rate.bps);
+                         "job %" PRIu64 ": %s: started: method %s (%u %s), %s, verify %s, %s, sector %u, %" PRIu64
+                         " %s of %s, %u %s of %s in flight%s, rate limit %s",
+                         job->id, job->info.node, job->method, job->n_passes,
+                         units_plural(job->n_passes, "pass", "passes"), keystream_cipher_name(job->cipher),
+                         verify_mode_name(job->verify), units_size((char[32]) {}, 32, job->info.size),
+                         job->info.logical_sector, job->plan.n_chunks, units_plural((int64_t) job->plan.n_chunks, "chunk", "chunks"),
+                         units_size((char[32]) {}, 32, job->plan.chunk_size), job->queue_depth,
+                         units_plural(job->queue_depth, "I/O", "I/Os"), units_size((char[32]) {}, 32, job->piece),
+                         job->info.rotational ? " (rotational: in order)" : "",
+                         job->rate.bps ? units_rate((char[32]) {}, 32, (double) job->rate.bps) : "none");
                 pool_add_job(pool, job);
         }
         return 0;
@@ -596,9 +599,11 @@ void job_finish(struct job *job, enum job_state s, unsigned run) {
                               job->id, job->info.node, verify_mode_name(run_verify));
         else if (s == JOB_DONE_ERRORS)
                 log_job_event(LOG_WARNING, LOG_EVENT_JOB_DONE, job,
-                              "job %" PRIu64 ": %s: done with errors: %s, %u passes written and flushed except %" PRIu64
-                              " bytes of bad sectors in %zu range%s, verification %s", job->id, job->info.node,
-                              units_size(b, sizeof(b), job->info.size), job->n_passes, job->bad_bytes, job->n_bad,
+                              "job %" PRIu64 ": %s: done with errors: %s, %u %s written and flushed except %s"
+                              " of bad sectors in %zu range%s, verification %s", job->id, job->info.node,
+                              units_size(b, sizeof(b), job->info.size), job->n_passes,
+                              units_plural(job->n_passes, "pass", "passes"),
+                              units_size((char[32]) {}, 32, job->bad_bytes), job->n_bad,
                               job->n_bad == 1 ? "" : "s", verify_mode_name(job->verify));
         else if (s == JOB_DONE && pass_op_firmware(job->passes[job->n_passes - 1].pass.op))
                 log_job_event(LOG_NOTICE, LOG_EVENT_JOB_DONE, job,
@@ -608,8 +613,9 @@ void job_finish(struct job *job, enum job_state s, unsigned run) {
                               fw_action_name(job->passes[job->n_passes - 1].fw.cmd.action));
         else if (s == JOB_DONE)
                 log_job_event(LOG_NOTICE, LOG_EVENT_JOB_DONE, job,
-                              "job %" PRIu64 ": %s: done: %s, %u passes written and flushed, verification %s", job->id,
+                              "job %" PRIu64 ": %s: done: %s, %u %s written and flushed, verification %s", job->id,
                               job->info.node, units_size(b, sizeof(b), job->info.size), job->n_passes,
+                              units_plural(job->n_passes, "pass", "passes"),
                               verify_mode_name(job->verify));
         else if (s == JOB_PAUSED)
                 log_job_event(LOG_NOTICE, LOG_EVENT_JOB_PAUSED, job, "job %" PRIu64 ": %s: paused at %s of %s (%s)",

@@ -12,11 +12,13 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <systemd/sd-journal.h>
 
 #include "daemon.h"
 
-static bool log_journal;        /* stderr is connected to journald */
+static bool log_journal;        /* stderr is connected to journald, or detached with a journal */
+static bool log_syslog;         /* detached without a journal: syslog(3) */
 static bool log_tty;            /* stderr is a terminal */
 static int log_max = LOG_INFO;
 
@@ -52,14 +54,34 @@ static bool stderr_is_journal(void) {
         return (unsigned long long) st.st_dev == dev && (unsigned long long) st.st_ino == ino;
 }
 
+/* Whether stderr is /dev/null (a detached daemon): nobody reads it. */
+static bool stderr_is_null(void) {
+        struct stat st, null;
+
+        return fstat(STDERR_FILENO, &st) == 0 && stat("/dev/null", &null) == 0 && S_ISCHR(st.st_mode) &&
+               st.st_rdev == null.st_rdev;
+}
+
 void log_setup(bool verbose) {
         log_journal = stderr_is_journal();
         log_tty = isatty(STDERR_FILENO);
+        log_syslog = false;
+        if (!log_journal && stderr_is_null()) {
+                /* Detached: the journal where it runs, else syslog; never the terminal left. */
+                if (access("/run/systemd/journal/socket", F_OK) == 0)
+                        log_journal = true;
+                else {
+                        openlog("wiped", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+                        log_syslog = true;
+                }
+        }
         log_max = verbose ? LOG_DEBUG : LOG_INFO;
 }
 
 static void log_line(int level, const char *msg) {
-        if (log_tty)
+        if (log_syslog)
+                syslog(level, "%s", msg);
+        else if (log_tty)
                 fprintf(stderr, "wiped: %s\n", msg);
         else
                 fprintf(stderr, "<%d>%s\n", level, msg);

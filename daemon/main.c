@@ -29,7 +29,10 @@ struct options {
         struct conffile settings;       /* the options that are also keys of the file: they win */
         bool foreground;
         bool verbose;
+        const char *pidfile;            /* --pidfile: written once serving, removed at exit */
 };
+
+static bool log_verbose_on;     /* --verbose, for log_setup() again once detached */
 
 static void usage(FILE *f) {
         fprintf(f,
@@ -62,6 +65,7 @@ static void usage(FILE *f) {
                 "      --keystream-backend auto|openssl|gcrypt|CIPHER:BACKEND,...\n"
                 "                         the library that makes the keystream (default auto: the\n"
                 "                         fastest measured at start-up, per cipher)\n"
+                "      --pidfile PATH     write the daemon's pid there once it serves (removed at exit)\n"
                 "  -f, --foreground       do not detach\n"
                 "  -v, --verbose          debug messages\n"
                 "  -h, --help             this text\n"
@@ -85,6 +89,7 @@ enum {
         OPT_BACKEND,
         OPT_WORKER_POLICY,
         OPT_WORKER_NICE,
+        OPT_PIDFILE = 0x300,
 };
 
 /* The options that are keys of the configuration file too (the same names and checks): true
@@ -162,6 +167,7 @@ static int parse_args(int argc, char **argv, struct options *o) {
                 { "worker-policy", required_argument, NULL, OPT_WORKER_POLICY },
                 { "worker-nice", required_argument, NULL, OPT_WORKER_NICE },
                 { "foreground", no_argument, NULL, 'f' },
+                { "pidfile", required_argument, NULL, OPT_PIDFILE },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
@@ -186,6 +192,9 @@ static int parse_args(int argc, char **argv, struct options *o) {
                         break;
                 case 'f':
                         o->foreground = true;
+                        break;
+                case OPT_PIDFILE:
+                        o->pidfile = optarg;
                         break;
                 case 'v':
                         o->verbose = true;
@@ -366,8 +375,68 @@ static void daemonize_ready(int fd, bool ok) {
         if (ok && (null = open("/dev/null", O_RDWR | O_CLOEXEC)) >= 0) {
                 dup2(null, STDIN_FILENO);
                 dup2(null, STDOUT_FILENO);
+                dup2(null, STDERR_FILENO);
                 close(null);
+                /* Nothing to the terminal we left: stderr is /dev/null, so the journal or syslog. */
+                log_setup(log_verbose_on);
         }
+}
+
+/* The pid of a live wiped that path names, other than us; 0 when none (no file, a stale one). */
+static pid_t pidfile_owner(const char *path) {
+        _cleanup_free_ char *comm = NULL;
+        char buf[32] = "", cpath[64], name[32] = "";
+        FILE *f = fopen(path, "re");
+        long pid = 0;
+
+        if (!f)
+                return 0;
+        if (fgets(buf, sizeof(buf), f))
+                pid = strtol(buf, NULL, 10);
+        fclose(f);
+        if (pid <= 0 || pid == getpid() || (kill((pid_t) pid, 0) < 0 && errno == ESRCH))
+                return 0;
+        snprintf(cpath, sizeof(cpath), "/proc/%ld/comm", pid);
+        f = fopen(cpath, "re");
+        if (!f)
+                return 0;
+        if (!fgets(name, sizeof(name), f))
+                name[0] = '\0';
+        fclose(f);
+        name[strcspn(name, "\n")] = '\0';
+        return strcmp(name, "wiped") == 0 ? (pid_t) pid : 0;
+}
+
+/* Write our pid to path through a temporary file renamed over it, so that nobody reads half of
+ * it. 0 or -errno (logged). */
+static int pidfile_write(const char *path) {
+        _cleanup_free_ char *tmp = NULL;
+        FILE *f;
+
+        if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
+                return -ENOMEM;
+        {
+                int fd = mkostemp(tmp, O_CLOEXEC);
+
+                if (fd < 0 || fchmod(fd, 0644) < 0 || !(f = fdopen(fd, "w"))) {
+                        int e = errno;
+
+                        if (fd >= 0) {
+                                close(fd);
+                                unlink(tmp);
+                        }
+                        log_error("%s: cannot write the pid file: %s", path, strerror(e));
+                        return -e;
+                }
+        }
+        if (fprintf(f, "%ld\n", (long) getpid()) < 0 || fclose(f) != 0 || rename(tmp, path) < 0) {
+                int e = errno;
+
+                unlink(tmp);
+                log_error("%s: cannot write the pid file: %s", path, strerror(e));
+                return -e;
+        }
+        return 0;
 }
 
 /* Stop every job at a consistent point: the flusher completes what it has (before the pool goes:
@@ -398,6 +467,16 @@ int main(int argc, char **argv) {
                 return 2;
         }
         log_setup(o.verbose);
+        log_verbose_on = o.verbose;
+        if (o.pidfile) {
+                pid_t other = pidfile_owner(o.pidfile);
+
+                if (other > 0) {
+                        log_error("%s: names wiped %ld, still running", o.pidfile, (long) other);
+                        conffile_done(&o.settings);
+                        return EXIT_FAILURE;
+                }
+        }
         /* $WIPED_SOCKET: under --socket, over the file. */
         if (!o.settings.set[CONFFILE_SOCKET] && getenv("WIPED_SOCKET") && *getenv("WIPED_SOCKET")) {
                 char msg[256];
@@ -466,21 +545,25 @@ int main(int argc, char **argv) {
                 goto fail;
         }
         {
-                char mem[32], rate[32], qd[32];
+                char mem[32], rate[32], qd[32], io[32];
 
                 if (s->queue_depth)
                         snprintf(qd, sizeof(qd), "%u", s->queue_depth);
                 else
                         snprintf(qd, sizeof(qd), "%d (rotational %d)", WIPED_QD_SSD, WIPED_QD_ROTATIONAL);
-                log_info("wiped " PACKAGE_VERSION ": socket %s, state %s; %u threads x %u buffers x %u KiB = %s of I/O "
+                /* Sizes as wipectl version prints them ("1.00 MiB"), counts with their singular. */
+                log_info("wiped " PACKAGE_VERSION ": socket %s, state %s; %u %s x %u %s x %s = %s of I/O "
                          "buffers (%s); %s I/Os in flight per device; rate limit %s; workers at policy %s, nice %u",
-                         s->socket, s->state_dir, s->threads, s->buffers, s->io_size >> 10,
+                         s->socket, s->state_dir, s->threads, units_plural(s->threads, "thread", "threads"), s->buffers,
+                         units_plural(s->buffers, "buffer", "buffers"), units_size(io, sizeof(io), s->io_size),
                          units_size(mem, sizeof(mem), pool_memory(pool)),
                          pool_registered(pool) ? "registered" : "not registered", qd,
                          s->max_rate ? units_rate(rate, sizeof(rate), (double) s->max_rate) : "none",
                          conffile_policy_name(s->worker_policy), s->worker_nice);
         }
         job_load_all(pool);
+        if (o.pidfile && pidfile_write(o.pidfile) < 0)
+                goto fail;
         daemonize_ready(ready_fd, true);
         ready_fd = -1;
 
@@ -490,6 +573,8 @@ int main(int argc, char **argv) {
                 stop_jobs(&pool);
         }
         job_free_all();
+        if (o.pidfile)
+                unlink(o.pidfile);
         if (made)
                 unlink(s->socket);
         close(listen_fd);

@@ -69,6 +69,9 @@ struct json_object *pool_json(struct pool *pool) {
                                json_object_new_int((int) (pool->queue_depth ? pool->queue_depth : WIPED_QD_SSD)));
         json_object_object_add(o, "queue_depth_rotational",
                                json_object_new_int((int) (pool->queue_depth ? pool->queue_depth : WIPED_QD_ROTATIONAL)));
+        json_object_object_add(o, "max_rate_bps", json_object_new_uint64(pool->rate.bps));
+        json_object_object_add(o, "buffer_memory_bytes", json_object_new_uint64(pool_memory(pool)));
+        /* Deprecated names (wiped(8) NAMES AND UNITS), sent for one release more. */
         json_object_object_add(o, "max_rate", json_object_new_uint64(pool->rate.bps));
         json_object_object_add(o, "buffer_memory", json_object_new_uint64(pool_memory(pool)));
         json_object_object_add(o, "registered_buffers", json_object_new_boolean(pool_registered(pool)));

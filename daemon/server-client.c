@@ -85,7 +85,8 @@ static struct json_object *reply_with_array(struct request_ctx *c, struct json_o
 }
 
 /* "keystream": for each cipher, the backend making it, how it was chosen and what each made when
- * the daemon started. 0 or -ENOMEM. */
+ * the daemon started (rate_bps, bytes per second of one thread; mbps, the same in 10^6 bytes per
+ * second, is deprecated and goes in the next release). 0 or -ENOMEM. */
 static int keystream_json_add(struct json_object *r) {
         struct json_object *ks = json_object_new_object();
 
@@ -95,11 +96,13 @@ static int keystream_json_add(struct json_object *r) {
         }
         for (enum keystream_cipher c = KEYSTREAM_AES_128_CTR; c < _KEYSTREAM_CIPHER_MAX; c++) {
                 struct json_object *o = json_object_new_object(), *mbps = json_object_new_object();
+                struct json_object *bps = json_object_new_object();
                 struct keystream_choice ch;
 
-                if (!o || !mbps || json_object_object_add(ks, keystream_cipher_name(c), o) < 0) {
+                if (!o || !mbps || !bps || json_object_object_add(ks, keystream_cipher_name(c), o) < 0) {
                         json_object_put(o);
                         json_object_put(mbps);
+                        json_object_put(bps);
                         return -ENOMEM;
                 }
                 keystream_backend_choice(c, &ch);
@@ -107,10 +110,14 @@ static int keystream_json_add(struct json_object *r) {
                 json_object_object_add(o, "chosen_by", json_object_new_string(ch.configured ? "configured" :
                                                                               ch.measured ? "measured" : "default"));
                 for (enum keystream_backend b = KEYSTREAM_BACKEND_OPENSSL; b < _KEYSTREAM_BACKEND_MAX; b++)
-                        if (ch.mbps[b] > 0)
+                        if (ch.mbps[b] > 0) {
+                                json_object_object_add(bps, keystream_backend_name(b),
+                                                       json_object_new_uint64((uint64_t) (ch.mbps[b] * 1e6 + 0.5)));
                                 json_object_object_add(mbps, keystream_backend_name(b),
                                                        json_object_new_double((double) (int64_t) (ch.mbps[b] * 10 + 0.5) / 10));
-                json_object_object_add(o, "mbps", mbps);
+                        }
+                json_object_object_add(o, "rate_bps", bps);
+                json_object_object_add(o, "mbps", mbps);        /* deprecated: rate_bps */
         }
         return 0;
 }
@@ -361,7 +368,8 @@ static struct json_object *op_submit(struct request_ctx *c) {
         for (size_t i = 0; i < n; i++) {
                 struct json_object *j = json_object_new_object();
 
-                json_object_object_add(j, "id", json_object_new_uint64(jobs[i]->id));
+                json_object_object_add(j, "job", json_object_new_uint64(jobs[i]->id));
+                json_object_object_add(j, "id", json_object_new_uint64(jobs[i]->id)); /* deprecated: job */
                 json_object_object_add(j, "device", json_object_new_string(jobs[i]->device));
                 json_object_array_add(arr, j);
         }

@@ -369,8 +369,8 @@ int server_run(int listen_fd, struct pool *pool, void (*on_stop)(void *), void *
                 watchdog_usec = 0;
         sd_notify(0, "READY=1\nSTATUS=idle");
         watchdog_at = mono_s();
-        log_info("ready: %u worker threads, %s of I/O buffers", pool_threads(pool),
-                 units_size(mem, sizeof(mem), pool_memory(pool)));
+        log_info("ready: %u worker %s, %s of I/O buffers", pool_threads(pool),
+                 units_plural(pool_threads(pool), "thread", "threads"), units_size(mem, sizeof(mem), pool_memory(pool)));
 
         for (bool running = true; running;) {
                 struct epoll_event evs[64];

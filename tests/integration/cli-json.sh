@@ -1,7 +1,7 @@
 #!/bin/bash
 # wipectl --json: every command prints one JSON document on stdout (watch: one object per line)
-# with the fields wipectl(1) documents (JSON OUTPUT), and nothing else; errors stay text on
-# stderr. --bytes prints sizes in text as raw byte counts. Every command has --help (exit 0,
+# with the fields wipectl(1) documents (JSON OUTPUT), and nothing else; errors go to stderr and
+# into the JSON object (cli-json-errors.sh). --bytes prints sizes in text as raw byte counts. Every command has --help (exit 0,
 # "Usage:"), which needs no daemon.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 
@@ -218,14 +218,14 @@ jq_is "$vw" '.jobs[0].id' "$idb" "verify"
 jq_is "$vw" '.jobs[0].state' done "verify"
 check_jobs "$vw" '.jobs[]' "verify"
 
-# Errors are text on stderr, never JSON on stdout.
+# Errors: the message on stderr, and as the one JSON object on stdout (cli-json-errors.sh has more).
 out=$("$WIPECTL_BIN" --socket "$SOCK" --json status 999999 2> "$TEST_DIR/err")
 rc=$?
 [ $rc = 1 ] || fail "--json status 999999 exited $rc"
-[ -z "$out" ] || fail "--json status 999999 printed on stdout: $out"
+jq_is "$out" '.error.message' "job 999999: no such job" "--json status 999999"
 grep -q '^wipectl: job 999999: no such job' "$TEST_DIR/err" || fail "--json status 999999: $(cat "$TEST_DIR/err")"
 out=$("$WIPECTL_BIN" --socket "$SOCK" --json wait 999999 2> "$TEST_DIR/err")
-[ -z "$out" ] || fail "--json wait 999999 printed on stdout: $out"
+jq_is "$out" '.error.exit_status' 1 "--json wait 999999"
 grep -q 'job 999999' "$TEST_DIR/err" || fail "--json wait 999999: $(cat "$TEST_DIR/err")"
 
 # --- --bytes: sizes in text as byte counts; JSON unchanged. ---

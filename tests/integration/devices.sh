@@ -26,6 +26,7 @@ dev_json() {
 # --- JSON: one object, every row with its fields. ---
 json=$(wipectl --json devices) || fail "devices --json failed"
 [ "$(echo "$json" | jq -s 'length')" = 1 ] || fail "devices --json: not one JSON document"
+[ "$(wipectl devices -J | jq -r '.format_version | type')" = number ] || fail "devices -J: no format_version"
 # shellcheck disable=SC2016
 bad=$(echo "$json" | jq -r '
 def want(k; ok): if has(k) and (.[k] | ok) then empty else "\(.name // "?"): \(k) = \(.[k] | tojson)" end;

@@ -72,6 +72,8 @@ jq_is "$json" '.jobs[0].identity.loop.backing_file | type' string "dry run of $A
 jq_is "$json" '.jobs[0].bytes_total > .jobs[0].size' true "dry run of $A: writes and sample reads"
 jq_is "$json" '.jobs[0].estimate | "\(.seconds) \(.rate_bps) \(.rate_from) \(.job)"' "null null null null" "dry run of $A"
 jq_is "$json" '.jobs[0] | has("id")' false "dry run of $A: a job id"
+# Options anywhere, as for every command: after the device, -J for --json.
+jq_is "$(wipectl wipe "$A" -n -J)" '"\(.dry_run) \(.format_version | type) \(.jobs[0].node)"' "true number $A" "wipe $A -n -J"
 unchanged "dry run of $A (json)"
 
 # --- A pattern method with verification of every pass, at a given rate. ---

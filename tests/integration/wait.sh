@@ -154,9 +154,10 @@ rc=$?
 grep -q "detached" "$TEST_DIR/err" || fail "wait on SIGINT did not say it detached: $(cat "$TEST_DIR/err")"
 [ "$(job_field "$int_id" state)" = running ] || fail "job $int_id after detaching: $(job_field "$int_id" state)"
 
-# --- The daemon stops while a wait runs: the job ends interrupted; the wait exits 8 if it saw
-# that, or 3 (connection lost). Killed: 3. ---
-wctl 60 wait "$int_id" > "$TEST_DIR/wait.out" 2> "$TEST_DIR/wait.err" &
+# --- The daemon stops while a wait that does not reconnect runs (--reconnect-timeout 0; the
+# waits that reconnect are follow-restart.sh's): the job ends interrupted; the wait exits 8 if it
+# saw that, or 3 (connection lost). Killed: 3. ---
+wctl 60 wait --reconnect-timeout 0 "$int_id" > "$TEST_DIR/wait.out" 2> "$TEST_DIR/wait.err" &
 wpid=$!
 wait_until 30 "wipectl wait $int_id connected to the daemon" connected "$wpid"
 stop_daemon || fail "daemon exit status $?"
@@ -171,7 +172,7 @@ esac
 start_daemon --threads 2
 kill_id=$(submit --verify none --max-rate 50M "$slow2")
 wait_running "$kill_id"
-wctl 60 wait "$kill_id" > "$TEST_DIR/wait.out" 2> "$TEST_DIR/wait.err" &
+wctl 60 wait --reconnect-timeout 0 "$kill_id" > "$TEST_DIR/wait.out" 2> "$TEST_DIR/wait.err" &
 wpid=$!
 wait_until 30 "wipectl wait $kill_id connected to the daemon" connected "$wpid"
 kill -KILL "$DAEMON_PID"
