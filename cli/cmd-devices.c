@@ -33,7 +33,7 @@ static void cmd_devices_cells(struct output_table *t, size_t r, struct json_obje
         const char *content = output_get_string(dev, "content", NULL), *holder = output_get_string(dev, "holder", NULL);
         const char *mnt = output_get_string(dev, "mountpoint", NULL);
         bool wipeable = json_object_object_get_ex(dev, "wipeable", &v) && json_object_get_boolean(v);
-        int64_t size = output_get_int(dev, "size", -1);
+        int64_t size = output_get_int(dev, "size_bytes", -1);
 
         output_escape(output_get_string(dev, "name", "?"), false, name, sizeof(name));
         snprintf(output_table_cell(t, r, 0), OUTPUT_CELL, "%s%s", prefix, name);

@@ -368,7 +368,7 @@ static void cmd_wipe_plan_text(struct json_object *plan) {
         size_t n;
 
         output_escape(output_get_string(plan, "node", "?"), false, dev, sizeof(dev));
-        output_size(size, sizeof(size), output_get_u64(plan, "size", 0));
+        output_size(size, sizeof(size), output_get_u64(plan, "size_bytes", 0));
         printf("%s (%s): would be wiped\n", dev, size);
         json_object_object_get_ex(plan, "passes", &passes);
         n = json_object_array_length(passes);
@@ -407,10 +407,10 @@ static void cmd_wipe_plan_text(struct json_object *plan) {
                 output_escape(output_get_string(plan, "purge_fallback", ""), false, esc, sizeof(esc));
                 printf("  Purge:     %s\n", esc);
         }
-        output_size(work, sizeof(work), output_get_u64(plan, "bytes_total", 0));
+        output_size(work, sizeof(work), output_get_u64(plan, "work_total_bytes", 0));
         printf("  Work:      %s (writes and verification reads)\n", work);
         json_object_object_get_ex(plan, "estimate", &est);
-        secs = output_get_int(est, "seconds", -1);
+        secs = output_get_int(est, "duration_s", -1);
         bps = output_get_int(est, "rate_bps", -1);
         if (secs >= 0 && bps > 0) {
                 const char *from = output_get_string(est, "rate_from", "");
@@ -420,7 +420,7 @@ static void cmd_wipe_plan_text(struct json_object *plan) {
                 printf("  Estimate:  %s at %s", dur, rate);
                 if (strcmp(from, "job") == 0)
                         printf(" (measured by job %" PRId64 ")", output_get_int(est, "job", 0));
-                else if (strcmp(from, "max_rate") == 0)
+                else if (strcmp(from, "max_rate_bps") == 0)
                         printf(" (the max rate)");
         } else
                 printf("  Estimate:  rate unknown (no finished wipe of this device to measure by; --max-rate sets one)");

@@ -115,12 +115,12 @@ static struct json_object *list_row(const char *node, dev_t rdev, bool partition
         json_object_object_add(o, "node", json_str(node));
         json_object_object_add(o, "type", json_object_new_string(partition ? "part" : p.id.is_loop ? "loop" : "disk"));
         if (p.have_identity)
-                json_object_object_add(o, "size", json_object_new_uint64(p.id.size));
+                json_object_object_add(o, "size_bytes", json_object_new_uint64(p.id.size));
         else {
                 /* Not opened (no node, or refused before): sysfs still knows its size. */
                 _cleanup_free_ char *sectors = sysfs_read(rdev, "size");
 
-                json_object_object_add(o, "size", sectors ? json_object_new_uint64(strtoull(sectors, NULL, 10) * 512) : NULL);
+                json_object_object_add(o, "size_bytes", sectors ? json_object_new_uint64(strtoull(sectors, NULL, 10) * 512) : NULL);
         }
         json_object_object_add(o, "model", json_str(p.id.model));
         json_object_object_add(o, "serial", json_str(p.id.serial));

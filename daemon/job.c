@@ -395,7 +395,7 @@ static double job_expected_rate(const struct job *job, const char **from, uint64
         *from = NULL;
         *from_job = 0;
         if (job->rate.bps > 0) {
-                *from = "max_rate";
+                *from = "max_rate_bps";
                 return (double) job->rate.bps;
         }
         for (struct job *j = jobs_head; j; j = j->next) {
@@ -440,7 +440,7 @@ static struct json_object *job_plan_json(const struct job *job) {
         }
         json_object_object_add(o, "device", json_object_new_string(job->device));
         json_object_object_add(o, "node", json_object_new_string(job->info.node));
-        json_object_object_add(o, "size", json_object_new_uint64(job->info.size));
+        json_object_object_add(o, "size_bytes", json_object_new_uint64(job->info.size));
         json_object_object_add(o, "identity", device_identity_json(&job->info));
         json_object_object_add(o, "method", json_object_new_string(job->method));
         for (unsigned i = 0; i < job->n_passes; i++) {
@@ -467,13 +467,13 @@ static struct json_object *job_plan_json(const struct job *job) {
         json_object_object_add(o, "io_size", json_object_new_uint64(job->piece));
         json_object_object_add(o, "queue_depth", json_object_new_uint64(job->queue_depth));
         json_object_object_add(o, "in_order", json_object_new_boolean(job->max_holders == 1));
-        json_object_object_add(o, "max_rate", json_object_new_uint64(job->rate.bps));
+        json_object_object_add(o, "max_rate_bps", json_object_new_uint64(job->rate.bps));
         json_object_object_add(o, "hidden_area", !job->hidden.found ? NULL :
                                json_object_new_string(job->hidden.restore_pending ? "restore" : job->hidden.action));
         json_object_object_add(o, "purge_fallback", job->purge_fallback ? json_object_new_string(job->purge_fallback) : NULL);
-        json_object_object_add(o, "bytes_total", json_object_new_uint64(job->work_total));
+        json_object_object_add(o, "work_total_bytes", json_object_new_uint64(job->work_total));
         /* Writes and verification reads at the rate; a firmware erase takes the drive's own time. */
-        json_object_object_add(est, "seconds", rate > 0 ? json_object_new_int64((int64_t) ((double) job->work_total / rate + 0.5)) : NULL);
+        json_object_object_add(est, "duration_s", rate > 0 ? json_object_new_int64((int64_t) ((double) job->work_total / rate + 0.5)) : NULL);
         json_object_object_add(est, "rate_bps", rate > 0 ? json_object_new_int64((int64_t) rate) : NULL);
         json_object_object_add(est, "rate_from", from ? json_object_new_string(from) : NULL);
         json_object_object_add(est, "job", from_job ? json_object_new_uint64(from_job) : NULL);

@@ -31,7 +31,7 @@ json=$(wipectl --json devices) || fail "devices --json failed"
 bad=$(echo "$json" | jq -r '
 def want(k; ok): if has(k) and (.[k] | ok) then empty else "\(.name // "?"): \(k) = \(.[k] | tojson)" end;
 def row: want("name"; type == "string"), want("node"; type == "string" and startswith("/dev/")),
-         want("type"; IN("disk", "loop", "part")), want("size"; type == "number" or . == null),
+         want("type"; IN("disk", "loop", "part")), want("size_bytes"; type == "number" or . == null),
          want("model"; type == "string" or . == null), want("serial"; type == "string" or . == null),
          want("transport"; type == "string" or . == null), want("rotational"; type == "boolean" or . == null),
          want("content"; type == "string" or . == null), want("signatures"; type == "array"),
@@ -51,7 +51,7 @@ row=$(dev_json "$free")
 jq_is "$row" .wipeable true "$free"
 jq_is "$row" .type loop "$free"
 jq_is "$row" .transport loop "$free"
-jq_is "$row" .size 33554432 "$free"
+jq_is "$row" .size_bytes 33554432 "$free"
 jq_is "$row" .refusal null "$free"
 row=$(dev_json "$mounted")
 [ -n "$row" ] || fail "$mounted not listed"
@@ -117,7 +117,7 @@ jq_is "$row" .content gpt "$parted"
 jq_is "$row" '.partitions | length' 2 "$parted"
 jq_is "$row" '.partitions[0].node' "${parted}p1" "$parted"
 jq_is "$row" '.partitions[0].type' part "$parted"
-jq_is "$row" '.partitions[0].size' 16777216 "$parted"
+jq_is "$row" '.partitions[0].size_bytes' 16777216 "$parted"
 wipectl devices | grep -qE "^(└─|├─)${pname}p1 " || fail "devices: ${pname}p1 not drawn under its disk: $(wipectl devices)"
 id=$(wipectl --json wipe --yes --method zero --verify none "$parted" | jq -r '.jobs[0].id') || fail "wipe $parted failed"
 [ "$(job_field "$id" state)" = done ] || fail "job $id: $(job_field "$id" state)"

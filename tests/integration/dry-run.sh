@@ -66,11 +66,11 @@ unchanged "dry run of $A (text)"
 json=$(wipectl --json wipe -n "$A") || fail "dry run --json of $A exited $?"
 jq_is "$json" .dry_run true "dry run"
 jq_is "$json" '.jobs | length' 1 "dry run"
-jq_is "$json" '.jobs[0] | "\(.node) \(.size) \(.method) \(.passes[0].pattern) \(.verify) \(.verify_percent)"' \
+jq_is "$json" '.jobs[0] | "\(.node) \(.size_bytes) \(.method) \(.passes[0].pattern) \(.verify) \(.verify_percent)"' \
         "$A $SIZE random random sample 10" "dry run of $A"
 jq_is "$json" '.jobs[0].identity.loop.backing_file | type' string "dry run of $A"
-jq_is "$json" '.jobs[0].bytes_total > .jobs[0].size' true "dry run of $A: writes and sample reads"
-jq_is "$json" '.jobs[0].estimate | "\(.seconds) \(.rate_bps) \(.rate_from) \(.job)"' "null null null null" "dry run of $A"
+jq_is "$json" '.jobs[0].work_total_bytes > .jobs[0].size_bytes' true "dry run of $A: writes and sample reads"
+jq_is "$json" '.jobs[0].estimate | "\(.duration_s) \(.rate_bps) \(.rate_from) \(.job)"' "null null null null" "dry run of $A"
 jq_is "$json" '.jobs[0] | has("id")' false "dry run of $A: a job id"
 # Options anywhere, as for every command: after the device, -J for --json.
 jq_is "$(wipectl wipe "$A" -n -J)" '"\(.dry_run) \(.format_version | type) \(.jobs[0].node)"' "true number $A" "wipe $A -n -J"
@@ -78,11 +78,11 @@ unchanged "dry run of $A (json)"
 
 # --- A pattern method with verification of every pass, at a given rate. ---
 json=$(wipectl --json wipe -n --passes 0x55aa,zero --verify all --max-rate 100M "$B") || fail "dry run of $B exited $?"
-jq_is "$json" '.jobs[0] | "\(.method) \([.passes[].pattern] | join(",")) \(.verify) \(.max_rate)"' \
+jq_is "$json" '.jobs[0] | "\(.method) \([.passes[].pattern] | join(",")) \(.verify) \(.max_rate_bps)"' \
         "custom 0x55aa,zero all 100000000" "dry run of $B"
-jq_is "$json" '.jobs[0].bytes_total' $((4 * SIZE)) "dry run of $B: two passes, each read back"
-jq_is "$json" '.jobs[0].estimate | "\(.rate_bps) \(.rate_from) \(.seconds)"' \
-        "100000000 max_rate $(( (4 * SIZE + 50000000) / 100000000 ))" "dry run of $B"
+jq_is "$json" '.jobs[0].work_total_bytes' $((4 * SIZE)) "dry run of $B: two passes, each read back"
+jq_is "$json" '.jobs[0].estimate | "\(.rate_bps) \(.rate_from) \(.duration_s)"' \
+        "100000000 max_rate_bps $(( (4 * SIZE + 50000000) / 100000000 ))" "dry run of $B"
 out=$(wipectl wipe -n --method dod-3pass --verify last --max-rate 100M "$B") || fail "dry run of $B exited $?"
 echo "$out" | grep -qE "^  Estimate: +[0-9]+s at 100.0 MB/s \(the max rate\)" || fail "dry run text: $out"
 unchanged "dry run of $B"
@@ -124,7 +124,7 @@ unchanged "dry run of $ATAHPA"
 id=$(wipectl --json wipe --yes --method zero --verify none "$MEASURED" | jq -r '.jobs[0].id') || fail "wipe of $MEASURED failed"
 [ "$(job_field "$id" state)" = done ] || fail "job $id: $(job_field "$id" state)"
 json=$(wipectl --json wipe -n --method zero --verify none "$MEASURED") || fail "dry run of $MEASURED exited $?"
-jq_is "$json" '.jobs[0].estimate | "\(.rate_from) \(.job) \(.rate_bps > 0) \(.seconds >= 0)"' "job $id true true" \
+jq_is "$json" '.jobs[0].estimate | "\(.rate_from) \(.job) \(.rate_bps > 0) \(.duration_s >= 0)"' "job $id true true" \
         "dry run of $MEASURED"
 out=$(wipectl wipe -n --method zero --verify none "$MEASURED") || fail "dry run of $MEASURED exited $?"
 echo "$out" | grep -qE "^  Estimate: +.* at .* \(measured by job $id\)$" || fail "dry run text: $out"
