@@ -83,6 +83,10 @@ static bool absolute_valid(const char *value) {
         return value[0] == '/';
 }
 
+static bool absolute_or_none_valid(const char *value) {
+        return value[0] == '/' || strcmp(value, "none") == 0;
+}
+
 static const struct key_def keys[_CONFFILE_KEY_MAX] = {
         [CONFFILE_THREADS] = { "threads", KEY_UINT, FIELD(threads, unsigned), .min = 1, .max = CONFFILE_THREADS_MAX,
                                .invalid = "invalid thread count (1.." STR(CONFFILE_THREADS_MAX) ")" },
@@ -100,6 +104,9 @@ static const struct key_def keys[_CONFFILE_KEY_MAX] = {
         [CONFFILE_STATE_DIR] = { "state-dir", KEY_STRING, FIELD(state_dir, char *), .file_absolute = true },
         [CONFFILE_SOCKET_GROUP] = { "socket-group", KEY_STRING, FIELD(socket_group, char *), .valid = group_valid,
                                     .invalid = "invalid group name" },
+        [CONFFILE_STATUS_SOCKET] = { "status-socket", KEY_STRING, FIELD(status_socket, char *),
+                                     .valid = absolute_or_none_valid,
+                                     .invalid = "not an absolute path, nor none (no read-only socket)" },
         [CONFFILE_METHOD] = { "method", KEY_STRING, FIELD(method, char *), .reloads = true, .valid = method_valid,
                               .invalid = "unknown method (see wipectl methods)" },
         /* Checked by the caller's conffile_check_fn. */

@@ -20,6 +20,7 @@ enum conffile_key {
         CONFFILE_SOCKET,
         CONFFILE_STATE_DIR,
         CONFFILE_SOCKET_GROUP,
+        CONFFILE_STATUS_SOCKET,
         CONFFILE_METHOD,
         CONFFILE_VERIFY,
         CONFFILE_CIPHER,
@@ -77,6 +78,7 @@ struct conffile {
         uint64_t max_rate;              /* bytes/s, 0: none */
         char *socket, *state_dir;       /* paths (absolute in a file) */
         char *socket_group;             /* a group name or number */
+        char *status_socket;            /* the read-only socket: an absolute path, or "none" */
         char *method;                   /* a name method_find() knows */
         char *purge_fallback;           /* "refuse", or a pass that is not a firmware erase */
         char *hidden_area;              /* "restore", "refuse" or "ignore" */

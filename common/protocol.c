@@ -566,3 +566,14 @@ int protocol_errno_from_name(const char *name) {
         }
         return 0;
 }
+
+char *protocol_status_socket_path(const char *control) {
+        size_t n = strlen(control);
+        char *s;
+
+        if (n >= 5 && strcmp(control + n - 5, ".sock") == 0)
+                n -= 5;
+        if (asprintf(&s, "%.*s-status.sock", (int) n, control) < 0)
+                return NULL;
+        return s;
+}

@@ -79,6 +79,9 @@ static int config_defaults(struct conffile *c) {
             (!c->method && !(c->method = strdup("random"))) ||
             (!c->verify && !(c->verify = strdup("sample"))))
                 return -ENOMEM;
+        /* The read-only socket: beside the control socket unless configured (or "none"). */
+        if (!c->status_socket && !(c->status_socket = protocol_status_socket_path(c->socket)))
+                return -ENOMEM;
         return 0;
 }
 
@@ -193,6 +196,9 @@ static void config_keep(struct conffile *next, struct conffile *cur, enum conffi
                 break;
         case CONFFILE_SOCKET_GROUP:
                 a = &next->socket_group, b = &cur->socket_group;
+                break;
+        case CONFFILE_STATUS_SOCKET:
+                a = &next->status_socket, b = &cur->status_socket;
                 break;
         case CONFFILE_KEYSTREAM_BACKEND:
                 a = &next->keystream_backend, b = &cur->keystream_backend;

@@ -36,7 +36,7 @@ const struct conffile *config_settings(void);
  * request on, checkpoint-interval and checkpoint-bytes from a running job's next checkpoint,
  * resume and history-max-age when next consulted. A changed setting that needs a restart
  * (threads, buffers, io-size, queue-depth, max-rate, worker-policy, worker-nice, socket, state-dir,
- * socket-group) keeps its
+ * socket-group, status-socket) keeps its
  * value, with a warning naming it. A file that does not parse changes nothing. Logs what it did;
  * returns 0 or -errno. */
 int config_reload(void);
