@@ -61,6 +61,7 @@ static void test_values(void **state) {
                 "allow = /dev/disk/by-id/usb-*\n"
                 "deny = /dev/sda*\n"
                 "allow = /dev/loop*\r\n"
+                "status-socket = none\n"
                 "deny = /dev/nvme0n1";  /* no newline at the end */
         struct conffile c;
         char err[512], buf[128];
@@ -76,6 +77,7 @@ static void test_values(void **state) {
         assert_string_equal(c.socket, "/run/w.sock");
         assert_string_equal(c.state_dir, "/var/lib/w");
         assert_string_equal(c.socket_group, "disk");
+        assert_string_equal(c.status_socket, "none");
         assert_string_equal(c.method, "zero");
         assert_string_equal(c.verify, "sample=5");
         assert_int_equal(c.cipher, KEYSTREAM_CHACHA20);
@@ -196,6 +198,8 @@ static void test_errors(void **state) {
                     "f.conf:1: deny = sda: not an absolute path pattern (like /dev/disk/by-id/usb-*)");
         parse_fails("socket = run/w.sock\n", "f.conf:1: socket = run/w.sock: not an absolute path");
         parse_fails("state-dir = .\n", "f.conf:1: state-dir = .: not an absolute path");
+        parse_fails("status-socket = off\n",
+                    "f.conf:1: status-socket = off: not an absolute path, nor none (no read-only socket)");
         parse_fails("socket-group = a b\n", "f.conf:1: socket-group = a b: invalid group name");
         parse_fails("method =\n", "f.conf:1: method: no value");
         parse_fails("# c\nthreads 4\n", "f.conf:2: expected \"key = value\", got \"threads 4\"");
@@ -487,6 +491,7 @@ static void test_roundtrip(void **state) {
                 [CONFFILE_PURGE_FALLBACK] = "zeroout", [CONFFILE_HIDDEN_AREA] = "refuse",
                 [CONFFILE_KEYSTREAM_BACKEND] = "gcrypt",
                 [CONFFILE_ALLOW] = "/dev/loop*", [CONFFILE_DENY] = "/dev/sd*",
+                [CONFFILE_STATUS_SOCKET] = "/run/w-status.sock",
         };
         struct conffile a = {}, b = {}, empty = {}, merged = {}, file;
         char msg[128], buf[128], text[4096] = "", err[512];
