@@ -633,6 +633,7 @@ struct server_config {
 };
 #define SERVER_LISTENERS_MAX 2          /* the control socket and the read-only one */
 #define SERVER_STATUS_FDNAME "status"   /* FileDescriptorName= of the read-only socket systemd passes */
+#define SERVER_CONTROL_CLIENTS_RESERVED 64 /* of WIPED_CLIENTS_MAX: never taken by the read-only socket */
 /* Open the sockets to serve (wiped(8) PERMISSIONS): those systemd passed (sd_listen_fds: the one
  * named SERVER_STATUS_FDNAME read-only, the other the control socket; then none is created), else
  * the control socket at control_path (0660, the socket group) and, unless status_path is NULL, the

@@ -56,6 +56,7 @@ static struct listener listeners[SERVER_LISTENERS_MAX] = { { .fd = -1 }, { .fd =
 static size_t n_listeners;
 
 static unsigned n_conns;
+static unsigned n_read_only_conns;      /* of them, through the read-only socket */
 static struct conn *conns;
 
 
@@ -73,6 +74,8 @@ static void conn_free(int ep, struct conn *c) {
         free(c->in);
         free(c->out);
         watch_free(c->watch);
+        if (c->peer.read_only)
+                n_read_only_conns--;
         free(c);
         n_conns--;
 }
@@ -242,7 +245,11 @@ static void server_accept(int ep, const struct listener *l) {
                                 log_warning("accept: %s", strerror(errno));
                         return;
                 }
-                if (n_conns >= WIPED_CLIENTS_MAX || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &sl) < 0) {
+                /* Anyone may connect to the read-only socket: it never takes the last slots, so
+                 * that a flood of lookers leaves root and the group room on the control socket. */
+                if (n_conns >= WIPED_CLIENTS_MAX ||
+                    (l->read_only && n_read_only_conns >= WIPED_CLIENTS_MAX - SERVER_CONTROL_CLIENTS_RESERVED) ||
+                    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &sl) < 0) {
                         static const char busy[] = "{\"id\":null,\"ok\":false,\"error\":{\"code\":\"EUSERS\",\"message\":\"too many clients\"}}\n";
 
                         (void) !send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -276,6 +283,8 @@ static void server_accept(int ep, const struct listener *l) {
                         conns->prev = c;
                 conns = c;
                 n_conns++;
+                if (c->peer.read_only)
+                        n_read_only_conns++;
         }
 }
 
@@ -334,9 +343,9 @@ static int add_fd(int ep, int fd, struct conn *tag) {
         return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
-/* Forget the listeners (the fds are closed, the paths freed) from the first one on. */
-static void listeners_drop(size_t from) {
-        for (size_t i = from; i < n_listeners; i++) {
+/* Forget the listeners: their fds closed, the sockets made here removed, the paths freed. */
+static void listeners_drop(void) {
+        for (size_t i = 0; i < n_listeners; i++) {
                 if (listeners[i].fd >= 0)
                         close(listeners[i].fd);
                 if (listeners[i].made)
@@ -344,8 +353,7 @@ static void listeners_drop(size_t from) {
                 free(listeners[i].path);
                 listeners[i] = (struct listener) { .fd = -1 };
         }
-        if (from < n_listeners)
-                n_listeners = from;
+        n_listeners = 0;
 }
 
 /* Make our own socket at path and listen on it: mode 0660 and the socket group (socket-group,
@@ -485,7 +493,7 @@ int server_listen(const char *control_path, const char *status_path) {
                 r = listeners_passed(n, names);
                 strv_free(names);
                 if (r < 0)
-                        listeners_drop(0);
+                        listeners_drop();
                 return r;
         }
         strv_free(names);
@@ -500,7 +508,7 @@ int server_listen(const char *control_path, const char *status_path) {
                                           strerror(-fd));
                         else
                                 log_error("%s: cannot listen: %s", path, strerror(-fd));
-                        listeners_drop(0);
+                        listeners_drop();
                         return fd;
                 }
                 *l = (struct listener) { .fd = fd, .made = true, .read_only = i == 1, .path = strdup(path) };
@@ -509,7 +517,7 @@ int server_listen(const char *control_path, const char *status_path) {
                         /* Nothing to remove it by: remove it now. */
                         unlink(path);
                         l->made = false;
-                        listeners_drop(0);
+                        listeners_drop();
                         return -ENOMEM;
                 }
         }
@@ -519,7 +527,7 @@ int server_listen(const char *control_path, const char *status_path) {
 }
 
 void server_unlisten(void) {
-        listeners_drop(0);
+        listeners_drop();
 }
 
 /* The service manager's view: STATUS= when the summary changed (at most once a second), and
