@@ -26,6 +26,11 @@
  * given must exist), put cmdline (the command line and environment: taken over and reset) over it
  * and the defaults under both. On an error logs "FILE:LINE: message" and returns -errno. */
 int config_load(const char *path, struct conffile *cmdline);
+/* wiped --check-config: read the configuration as config_load() does, print every problem of the
+ * file on standard error ("FILE:LINE: message", one a line) or the settings in effect on standard
+ * output (as lines of the file), and a verdict on standard error. Starts nothing. 0, or -errno
+ * when the configuration does not parse or cannot be read. */
+int config_test(const char *path, struct conffile *cmdline);
 /* The settings in effect; every key has a value (socket_group NULL: none configured). The pointer
  * stays valid, the strings in it until the next config_reload(). Read the reloadable values
  * (chunk_size, checkpoint_interval, checkpoint_bytes, resume_manual, history_max_age_days) where

@@ -30,6 +30,7 @@ struct options {
         bool foreground;
         bool verbose;
         const char *pidfile;            /* --pidfile: written once serving, removed at exit */
+        bool check_config;              /* --check-config: check the configuration, start nothing */
 };
 
 static bool log_verbose_on;     /* --verbose, for log_setup() again once detached */
@@ -69,6 +70,8 @@ static void usage(FILE *f) {
                 "                         the library that makes the keystream (default auto: the\n"
                 "                         fastest measured at start-up, per cipher)\n"
                 "      --pidfile PATH     write the daemon's pid there once it serves (removed at exit)\n"
+                "      --check-config     check the configuration, print the settings in effect and\n"
+                "                         exit (0: it is valid), starting nothing\n"
                 "  -f, --foreground       do not detach\n"
                 "  -v, --verbose          debug messages\n"
                 "  -h, --help             this text\n"
@@ -94,6 +97,7 @@ enum {
         OPT_WORKER_NICE,
         OPT_STATUS_SOCKET,
         OPT_PIDFILE = 0x300,
+        OPT_CHECK_CONFIG,
 };
 
 /* The options that are keys of the configuration file too (the same names and checks): true
@@ -172,6 +176,7 @@ static int parse_args(int argc, char **argv, struct options *o) {
                 { "worker-policy", required_argument, NULL, OPT_WORKER_POLICY },
                 { "worker-nice", required_argument, NULL, OPT_WORKER_NICE },
                 { "status-socket", required_argument, NULL, OPT_STATUS_SOCKET },
+                { "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
                 { "foreground", no_argument, NULL, 'f' },
                 { "pidfile", required_argument, NULL, OPT_PIDFILE },
                 { "verbose", no_argument, NULL, 'v' },
@@ -197,6 +202,9 @@ static int parse_args(int argc, char **argv, struct options *o) {
                 switch (c) {
                 case 'c':
                         o->config_path = optarg;
+                        break;
+                case OPT_CHECK_CONFIG:
+                        o->check_config = true;
                         break;
                 case 'f':
                         o->foreground = true;
@@ -226,7 +234,7 @@ static int parse_args(int argc, char **argv, struct options *o) {
 }
 
 /* Create the state directory and hold its lock for the life of the process, so that two daemons
- * never share one. Returns the lock fd or -errno. */
+ * never share one; its file wiped.lock holds our pid. Returns the lock fd or -errno. */
 static int state_dir_lock(const char *dir) {
         _cleanup_free_ char *path = NULL;
         int fd;
@@ -248,11 +256,24 @@ static int state_dir_lock(const char *dir) {
         }
         if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
                 int e = errno;
+                char pid[24] = "";
+                ssize_t n;
 
-                log_error("%s: %s", dir, e == EWOULDBLOCK ? "another wiped uses this state directory" : strerror(e));
+                /* The holder wrote its pid into the file: name it. */
+                if (e == EWOULDBLOCK && (n = pread(fd, pid, sizeof(pid) - 1, 0)) > 0) {
+                        pid[n] = '\0';
+                        pid[strspn(pid, "0123456789")] = '\0';
+                }
+                if (e == EWOULDBLOCK && pid[0])
+                        log_error("%s: another wiped (pid %s) uses this state directory", dir, pid);
+                else
+                        log_error("%s: %s", dir, e == EWOULDBLOCK ? "another wiped uses this state directory" : strerror(e));
                 close(fd);
                 return -e;
         }
+        /* Our pid, for the message of a second daemon (after detaching: the pid that stays). */
+        if (ftruncate(fd, 0) < 0 || dprintf(fd, "%ld\n", (long) getpid()) < 0)
+                log_warning("%s: cannot write the pid: %s", path, strerror(errno));
         return fd;
 }
 
@@ -398,6 +419,13 @@ int main(int argc, char **argv) {
                         log_error("out of memory");
                         return EXIT_FAILURE;
                 }
+        }
+        /* --check-config: the configuration only; no state directory, socket or detaching. */
+        if (o.check_config) {
+                r = config_test(o.config_path, &o.settings);
+                conffile_done(&o.settings);
+                config_free();
+                return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         }
         /* Before anything else: a configuration that does not parse starts nothing. */
         if (config_load(o.config_path, &o.settings) < 0) {
