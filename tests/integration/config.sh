@@ -279,7 +279,7 @@ check_config() {
         "$WIPED" --check-config --socket "$never.sock" --state-dir "$never.state" "$@" \
                 > "$TEST_DIR/out" 2> "$TEST_DIR/err"
         rc=$?
-        [ ! -e "$never.sock" ] && [ ! -e "$never.state" ] || fail "--check-config made $never.sock or $never.state"
+        if [ -e "$never.sock" ] || [ -e "$never.state" ]; then fail "--check-config made $never.sock or $never.state"; fi
 }
 check_config --config "$CONF"
 [ $rc = 1 ] || fail "--check-config of a bad file exited $rc"
