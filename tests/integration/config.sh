@@ -321,9 +321,10 @@ for key in $(sed -n 's/^#* *\([a-z][a-z-]*\) = .*/\1/p' "$TEST_DIR/out" | sort -
         grep -q "^#$key = " "$example" || fail "$example does not show the key $key"
         grep -q "^$key = " "$TEST_DIR/all.conf" || fail "$key is not set when $example is uncommented"
 done
-# The values shown are the defaults (threads: one per CPU; the lists and the group have none).
+# The values shown are the defaults (threads: one per CPU; the lists and the group have none; the
+# sockets and the state directory are the test's own).
 while IFS= read -r line; do
-        case $line in threads\ =* | allow\ =* | deny\ =* | socket-group\ =* | socket\ =* | state-dir\ =*) continue ;; esac
+        case $line in threads\ =* | allow\ =* | deny\ =* | socket-group\ =* | socket\ =* | status-socket\ =* | state-dir\ =*) continue ;; esac
         grep -qxF -- "$line" <(echo "$defaults") || fail "$example: '$line' is not the default"
 done < <(grep -v '^#' "$TEST_DIR/out")
 
