@@ -18,6 +18,48 @@
 
 #define CLIENT_BUF_INITIAL (64 * 1024)
 
+/* Connect a new socket to path: the fd, or -errno. */
+static int client_connect_fd(const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_close_ int fd = -1;
+
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                return -errno;
+        return TAKE_FD(fd);
+}
+
+/* The control socket at control refused us: connect to the read-only socket that goes with it
+ * instead ($WIPED_STATUS_SOCKET, else protocol_status_socket_path()), where the daemon serves
+ * what changes nothing to anyone and refuses the rest with a message that names the fix. Sets
+ * c->fd and c->path and returns 0; -errno when there is no such socket to reach (nothing reported). */
+static int client_connect_status(struct client *c, const char *control) {
+        static char path[sizeof(((struct sockaddr_un *) NULL)->sun_path)];
+        const char *env = getenv("WIPED_STATUS_SOCKET");
+        _cleanup_free_ char *derived = NULL;
+        int fd;
+
+        if (!env || !*env) {
+                derived = protocol_status_socket_path(control);
+                if (!derived)
+                        return -ENOMEM;
+                env = derived;
+        }
+        if (strcmp(env, control) == 0 || strlen(env) >= sizeof(path))
+                return -ENOENT;
+        fd = client_connect_fd(env);
+        if (fd < 0)
+                return fd;
+        /* c->path is borrowed: it must outlive c, as the caller's path does. */
+        strcpy(path, env);
+        c->fd = fd;
+        c->path = path;
+        return 0;
+}
+
 int client_connect(struct client *c, const char *path) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         _cleanup_close_ int fd = -1;
@@ -42,6 +84,15 @@ int client_connect(struct client *c, const char *path) {
         if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
                 int r = -errno;
 
+                if (r == -EACCES || r == -EPERM) {
+                        /* Only root and the group may use the control socket; anyone may look
+                         * through the read-only one, when there is one. */
+                        if (client_connect_status(c, path) == 0)
+                                return 0;
+                        wipectl_error("%s: permission denied: run as root, or add yourself to the group " WIPECTL_GROUP
+                                      ": sudo usermod -aG " WIPECTL_GROUP " $USER (then log in again)", path);
+                        return r;
+                }
                 wipectl_error("%s: cannot connect to wiped: %s", path, strerror(-r));
                 return r;
         }

@@ -160,7 +160,13 @@ struct client {
 #define CLIENT_INIT { .fd = -1, .next_id = 1, .origin = CLIENT_ORIGIN_LOCAL, .op = PROTOCOL_OP_INVALID }
 #define CLIENT_REPLY_MAX (16 * 1024 * 1024) /* longest reply line accepted, bytes */
 
-/* Connect to the Unix socket at path. 0, or -errno after printing "wipectl: PATH: ..." */
+#define WIPECTL_GROUP "wiped"           /* the group that may use the control socket (wiped's WIPED_GROUP) */
+
+/* Connect to the Unix socket at path. When the control socket at path refuses us (EACCES), connect
+ * to its read-only socket instead ($WIPED_STATUS_SOCKET, else protocol_status_socket_path(path);
+ * c->path then names it), where the daemon answers what changes nothing and refuses the rest with
+ * EPERM. 0, or -errno after printing "wipectl: PATH: ..." (for EACCES, with the fix: root or the
+ * group, and the usermod line). */
 int client_connect(struct client *c, const char *path);
 /* Close the connection and free the buffer; c can be connected again. Accepts a closed client. */
 void client_close(struct client *c);

@@ -1,10 +1,12 @@
 /* The configuration file of wiped: parsing, checking, merging and matching device patterns. */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +85,10 @@ static bool absolute_valid(const char *value) {
         return value[0] == '/';
 }
 
+static bool absolute_or_none_valid(const char *value) {
+        return value[0] == '/' || strcmp(value, "none") == 0;
+}
+
 static const struct key_def keys[_CONFFILE_KEY_MAX] = {
         [CONFFILE_THREADS] = { "threads", KEY_UINT, FIELD(threads, unsigned), .min = 1, .max = CONFFILE_THREADS_MAX,
                                .invalid = "invalid thread count (1.." STR(CONFFILE_THREADS_MAX) ")" },
@@ -100,6 +106,9 @@ static const struct key_def keys[_CONFFILE_KEY_MAX] = {
         [CONFFILE_STATE_DIR] = { "state-dir", KEY_STRING, FIELD(state_dir, char *), .file_absolute = true },
         [CONFFILE_SOCKET_GROUP] = { "socket-group", KEY_STRING, FIELD(socket_group, char *), .valid = group_valid,
                                     .invalid = "invalid group name" },
+        [CONFFILE_STATUS_SOCKET] = { "status-socket", KEY_STRING, FIELD(status_socket, char *),
+                                     .valid = absolute_or_none_valid,
+                                     .invalid = "not an absolute path, nor none (no read-only socket)" },
         [CONFFILE_METHOD] = { "method", KEY_STRING, FIELD(method, char *), .reloads = true, .valid = method_valid,
                               .invalid = "unknown method (see wipectl methods)" },
         /* Checked by the caller's conffile_check_fn. */
@@ -180,6 +189,91 @@ int conffile_key_from_name(const char *name, enum conffile_key *ret) {
                         return 0;
                 }
         return -ENOENT;
+}
+
+/* The edit distance of a and b (optimal string alignment: insertions, deletions, substitutions
+ * and swaps of two neighbours, each 1), with '_' and '-' as one character and case ignored, so
+ * that "max_rate" and "Max-Rate" are "max-rate". Strings longer than 63 bytes are far from all. */
+static unsigned edit_distance(const char *a, const char *b) {
+        unsigned d[64][64];
+        size_t n = strlen(a), m = strlen(b);
+
+        if (n >= 64 || m >= 64)
+                return UINT_MAX;
+        for (size_t i = 0; i <= n; i++)
+                d[i][0] = (unsigned) i;
+        for (size_t j = 0; j <= m; j++)
+                d[0][j] = (unsigned) j;
+        for (size_t i = 1; i <= n; i++)
+                for (size_t j = 1; j <= m; j++) {
+                        char x = a[i - 1] == '_' ? '-' : (char) tolower((unsigned char) a[i - 1]);
+                        char y = b[j - 1] == '_' ? '-' : (char) tolower((unsigned char) b[j - 1]);
+                        unsigned best = d[i - 1][j - 1] + (x != y);
+
+                        if (d[i - 1][j] + 1 < best)
+                                best = d[i - 1][j] + 1;
+                        if (d[i][j - 1] + 1 < best)
+                                best = d[i][j - 1] + 1;
+                        if (i > 1 && j > 1 && tolower((unsigned char) a[i - 1]) == tolower((unsigned char) b[j - 2]) &&
+                            tolower((unsigned char) a[i - 2]) == tolower((unsigned char) b[j - 1]) &&
+                            d[i - 2][j - 2] + 1 < best)
+                                best = d[i - 2][j - 2] + 1;
+                        d[i][j] = best;
+                }
+        return d[n][m];
+}
+
+const char *conffile_suggest(const char *word, const char *const *candidates, size_t n) {
+        const char *best = NULL;
+        unsigned best_d = UINT_MAX, limit;
+        size_t len = word ? strlen(word) : 0;
+
+        if (len == 0)
+                return NULL;
+        /* Close means a slip of the keyboard, not another word: one edit for a short word, two
+         * for a longer one, and never half of it. */
+        limit = len <= 4 ? 1 : 2;
+        for (size_t i = 0; i < n; i++) {
+                unsigned d = candidates[i] ? edit_distance(word, candidates[i]) : UINT_MAX;
+
+                if (d < best_d) {
+                        best_d = d;
+                        best = candidates[i];
+                }
+        }
+        return best_d <= limit && best_d * 2 < len ? best : NULL;
+}
+
+const char *conffile_key_suggest(const char *name) {
+        const char *names[_CONFFILE_KEY_MAX];
+
+        for (unsigned k = 0; k < _CONFFILE_KEY_MAX; k++)
+                names[k] = keys[k].name;
+        return conffile_suggest(name, names, _CONFFILE_KEY_MAX);
+}
+
+/* The closest of the words key k accepts to value (for "did you mean"), when they are a known
+ * few; NULL when none is close or the key takes other values. */
+static const char *value_suggest(enum conffile_key k, const char *value) {
+        static const char *const hidden[] = { "restore", "refuse", "ignore" };
+        static const char *const policy[] = { "other", "batch", "idle" };
+        const char *ciphers[_KEYSTREAM_CIPHER_MAX + 1];
+        size_t n = 0;
+
+        switch (keys[k].type) {
+        case KEY_BOOL:
+                return conffile_suggest(value, keys[k].words, 2);
+        case KEY_POLICY:
+                return conffile_suggest(value, policy, sizeof(policy) / sizeof(policy[0]));
+        case KEY_CIPHER:
+                for (int c = 0; c < _KEYSTREAM_CIPHER_MAX; c++)
+                        if (keystream_cipher_name((enum keystream_cipher) c))
+                                ciphers[n++] = keystream_cipher_name((enum keystream_cipher) c);
+                return conffile_suggest(value, ciphers, n);
+        default:
+                return k == CONFFILE_HIDDEN_AREA ? conffile_suggest(value, hidden, sizeof(hidden) / sizeof(hidden[0]))
+                                                 : NULL;
+        }
 }
 
 static const struct {
@@ -296,6 +390,15 @@ static int value_error(char *msg, size_t len, const char *fmt, ...) {
         return -EINVAL;
 }
 
+/* The value of key is not one it takes: its message, and the closest word it takes, if any. */
+static int invalid_error(char *msg, size_t len, enum conffile_key key, const char *value) {
+        const char *hint = value_suggest(key, value);
+
+        if (hint)
+                return value_error(msg, len, "%s; did you mean %s?", keys[key].invalid, hint);
+        return value_error(msg, len, "%s", keys[key].invalid);
+}
+
 /* A KEY_SIZE or KEY_RATE field holds a uint32_t or a uint64_t, as its size says. */
 static void uint_store(void *p, size_t size, uint64_t v) {
         if (size == sizeof(uint32_t))
@@ -323,29 +426,29 @@ int conffile_set(struct conffile *c, enum conffile_key key, const char *value, c
         switch (d->type) {
         case KEY_UINT:
                 if (parse_uint(value, (unsigned) d->min, (unsigned) d->max, f) < 0)
-                        return value_error(msg, len, "%s", d->invalid);
+                        return invalid_error(msg, len, key, value);
                 break;
         case KEY_SIZE:
                 if (units_parse_size(value, &v) < 0 || v < d->min || v > d->max || (d->step && v % d->step))
-                        return value_error(msg, len, "%s", d->invalid);
+                        return invalid_error(msg, len, key, value);
                 uint_store(f, d->size, v);
                 break;
         case KEY_RATE:
                 if (units_parse_rate(value, &v) < 0)
-                        return value_error(msg, len, "%s", d->invalid);
+                        return invalid_error(msg, len, key, value);
                 uint_store(f, d->size, v);
                 break;
         case KEY_SECONDS:
                 if (parse_seconds(value, d->seconds_min, d->seconds_max, f) < 0)
-                        return value_error(msg, len, "%s", d->invalid);
+                        return invalid_error(msg, len, key, value);
                 break;
         case KEY_CIPHER:
                 if (keystream_cipher_from_name(value, f) < 0)
-                        return value_error(msg, len, "%s", d->invalid);
+                        return invalid_error(msg, len, key, value);
                 break;
         case KEY_POLICY:
                 if (conffile_policy_from_name(value, f) < 0)
-                        return value_error(msg, len, "%s", d->invalid);
+                        return invalid_error(msg, len, key, value);
                 break;
         case KEY_BOOL:
                 if (strcmp(value, d->words[0]) == 0)
@@ -353,16 +456,16 @@ int conffile_set(struct conffile *c, enum conffile_key key, const char *value, c
                 else if (strcmp(value, d->words[1]) == 0)
                         *(bool *) f = true;
                 else
-                        return value_error(msg, len, "%s", d->invalid);
+                        return invalid_error(msg, len, key, value);
                 break;
         case KEY_STRING:
                 if (d->valid && !d->valid(value))
-                        return value_error(msg, len, "%s", d->invalid);
+                        return invalid_error(msg, len, key, value);
                 r = set_string(f, value);
                 break;
         case KEY_LIST:
                 if (d->valid && !d->valid(value))
-                        return value_error(msg, len, "%s", d->invalid);
+                        return invalid_error(msg, len, key, value);
                 if (c->n_allow + c->n_deny >= CONFFILE_PATTERNS_MAX)
                         return value_error(msg, len, "more than %d allow and deny patterns", CONFFILE_PATTERNS_MAX);
                 r = strv_append(f, list_count(c, key), value);
@@ -427,8 +530,14 @@ static int parse_line(struct conffile *c, const char *name, unsigned line, const
         value = strip(eq + 1);
         if (!*key_s)
                 return line_error(err, err_len, name, line, "expected \"key = value\": no key before '='");
-        if (conffile_key_from_name(key_s, &key) < 0)
+        if (conffile_key_from_name(key_s, &key) < 0) {
+                const char *hint = conffile_key_suggest(key_s);
+
+                if (hint)
+                        return line_error(err, err_len, name, line, "unknown key \"%.64s\"; did you mean %s?", key_s,
+                                          hint);
                 return line_error(err, err_len, name, line, "unknown key \"%.64s\"", key_s);
+        }
         if (c->set[key] && !conffile_key_is_list(key))
                 return line_error(err, err_len, name, line, "duplicate key \"%s\" (first set on line %u)",
                                   conffile_key_name(key), c->line[key]);
@@ -450,20 +559,32 @@ static int parse_line(struct conffile *c, const char *name, unsigned line, const
 int conffile_parse(struct conffile *c, const char *name, const char *text, size_t len, conffile_check_fn check,
                    char *err, size_t err_len) {
         const char *p = text, *end = text + len;
-        unsigned line = 0;
+        unsigned line = 0, errors = 0;
+        size_t used = 0;
+        char one[1024];
         int r;
 
         *c = (struct conffile) {};
+        if (err_len)
+                err[0] = '\0';
         while (p < end) {
                 const char *eol = memchr(p, '\n', (size_t) (end - p));
                 size_t n = eol ? (size_t) (eol - p) : (size_t) (end - p);
 
-                r = parse_line(c, name, ++line, p, n, check, err, err_len);
-                if (r < 0)
+                r = parse_line(c, name, ++line, p, n, check, one, sizeof(one));
+                if (r == -EINVAL) {
+                        /* Go on: every problem of the file at once, one line each. */
+                        if (used < err_len) {
+                                int w = snprintf(err + used, err_len - used, "%s%s", errors ? "\n" : "", one);
+
+                                used += w > 0 ? (size_t) w : 0;
+                        }
+                        errors++;
+                } else if (r < 0)
                         return r;
                 p += n + (eol ? 1 : 0);
         }
-        return 0;
+        return errors ? -EINVAL : 0;
 }
 
 int conffile_load(struct conffile *c, const char *path, conffile_check_fn check, char *err, size_t err_len) {

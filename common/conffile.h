@@ -20,6 +20,7 @@ enum conffile_key {
         CONFFILE_SOCKET,
         CONFFILE_STATE_DIR,
         CONFFILE_SOCKET_GROUP,
+        CONFFILE_STATUS_SOCKET,
         CONFFILE_METHOD,
         CONFFILE_VERIFY,
         CONFFILE_CIPHER,
@@ -77,6 +78,7 @@ struct conffile {
         uint64_t max_rate;              /* bytes/s, 0: none */
         char *socket, *state_dir;       /* paths (absolute in a file) */
         char *socket_group;             /* a group name or number */
+        char *status_socket;            /* the read-only socket: an absolute path, or "none" */
         char *method;                   /* a name method_find() knows */
         char *purge_fallback;           /* "refuse", or a pass that is not a firmware erase */
         char *hidden_area;              /* "restore", "refuse" or "ignore" */
@@ -109,6 +111,13 @@ typedef int (*conffile_check_fn)(enum conffile_key key, const char *value, char 
 const char *conffile_key_name(enum conffile_key key);
 /* The key of a name; -ENOENT when there is none. */
 int conffile_key_from_name(const char *name, enum conffile_key *ret);
+/* The known key closest to name (a slip of the keyboard: "max_rate", "thread", "Threads"), for a
+ * "did you mean"; NULL when none is close. */
+const char *conffile_key_suggest(const char *name);
+/* The one of n candidates closest to word by edit distance ('_' and '-' alike, case ignored, two
+ * neighbours swapped count one), when it is close: at most 1 edit for a word of up to 4
+ * characters, else 2, and fewer than half the word's length; else NULL. */
+const char *conffile_suggest(const char *word, const char *const *candidates, size_t n);
 /* Whether a key may be given more than once (allow, deny). */
 bool conffile_key_is_list(enum conffile_key key);
 /* Whether a running daemon takes a new value of key on reload (SIGHUP); the others need a restart
@@ -121,7 +130,9 @@ bool conffile_key_reloads(enum conffile_key key);
 int conffile_set(struct conffile *c, enum conffile_key key, const char *value, char *msg, size_t len);
 /* Parse len bytes of text, the file called name, into *c (initialised here; conffile_done() it in
  * any case). check may be NULL. Returns 0, -EINVAL with "NAME:LINE: message" in err (an unknown
- * key, a bad value, a duplicate scalar key, a line that is not "key = value"), or -ENOMEM. */
+ * key, with the closest known one; a bad value; a duplicate scalar key; a line that is not
+ * "key = value"), or -ENOMEM. The parse goes on past a bad line: err holds every problem of the
+ * file, one line each, joined by '\n' (cut at err_len); c holds the good lines. */
 int conffile_parse(struct conffile *c, const char *name, const char *text, size_t len, conffile_check_fn check,
                    char *err, size_t err_len);
 /* Read the file at path and parse it as conffile_parse() does. -ENOENT (or another -errno of

@@ -43,7 +43,7 @@ enum protocol_op protocol_op_from_name(const char *name) {
 bool protocol_op_mutates(enum protocol_op op) {
         return op == PROTOCOL_OP_SUBMIT || op == PROTOCOL_OP_CANCEL || op == PROTOCOL_OP_PROBE ||
                op == PROTOCOL_OP_VERIFY || op == PROTOCOL_OP_PAUSE || op == PROTOCOL_OP_RESUME ||
-               op == PROTOCOL_OP_FORGET || op == PROTOCOL_OP_DEVICES;
+               op == PROTOCOL_OP_FORGET;
 }
 
 #define FIELDS_MAX 13                    /* fields of the op with the most, and the end */
@@ -567,4 +567,15 @@ int protocol_errno_from_name(const char *name) {
                         return e;
         }
         return 0;
+}
+
+char *protocol_status_socket_path(const char *control) {
+        size_t n = strlen(control);
+        char *s;
+
+        if (n >= 5 && strcmp(control + n - 5, ".sock") == 0)
+                n -= 5;
+        if (asprintf(&s, "%.*s-status.sock", (int) n, control) < 0)
+                return NULL;
+        return s;
 }

@@ -13,6 +13,8 @@
 #define PROTOCOL_LINE_MAX (64 * 1024)   /* longest request or reply line, bytes, without '\n' */
 #define PROTOCOL_DEVICES_MAX 256        /* devices in one submit */
 #define PROTOCOL_SOCKET_DEFAULT "/run/wiped.sock"
+/* The read-only socket beside it (wiped(8) PERMISSIONS): protocol_status_socket_path() of the default. */
+#define PROTOCOL_STATUS_SOCKET_DEFAULT "/run/wiped-status.sock"
 
 /* The events a watch subscription sends (wiped(8) PROTOCOL "watch"): a job's state or stage
  * changed, its progress at each interval, and the end once every watched job has ended. */
@@ -40,7 +42,9 @@ enum protocol_op {
 
 const char *protocol_op_name(enum protocol_op op);
 enum protocol_op protocol_op_from_name(const char *name);
-/* Whether the op changes anything or looks at devices (needs root or the wiped group). */
+/* Whether the op changes anything or probes devices given by the client (needs root or the wiped
+ * group). The devices listing is not one: it shows what lsblk shows anyone, and more than that only
+ * the daemon's verdict. */
 bool protocol_op_mutates(enum protocol_op op);
 
 /* The JSON type of a request field. */
@@ -112,3 +116,8 @@ int protocol_reply_parse(const char *line, size_t len, struct json_object **ret,
 const char *protocol_errno_name(int error);
 /* The positive errno for a name, or 0 when unknown. */
 int protocol_errno_from_name(const char *name);
+
+/* The read-only socket that goes with the control socket at control: its name with "-status"
+ * before a final ".sock", or "-status.sock" appended (/run/wiped.sock: /run/wiped-status.sock).
+ * Malloc'd; NULL on ENOMEM. */
+char *protocol_status_socket_path(const char *control);

@@ -79,15 +79,35 @@ static int config_defaults(struct conffile *c) {
             (!c->method && !(c->method = strdup("random"))) ||
             (!c->verify && !(c->verify = strdup("sample"))))
                 return -ENOMEM;
+        /* The read-only socket: beside the control socket unless configured (or "none"). */
+        if (!c->status_socket && !(c->status_socket = protocol_status_socket_path(c->socket)))
+                return -ENOMEM;
         return 0;
 }
 
+/* Report each line of err (conffile's problems, one a line): on out when given (--check-config:
+ * plain lines), else in the log. */
+static void config_errors(const char *err, FILE *out) {
+        const char *p = err;
+
+        while (*p) {
+                size_t n = strcspn(p, "\n");
+
+                if (out)
+                        fprintf(out, "%.*s\n", (int) n, p);
+                else
+                        log_error("%.*s", (int) n, p);
+                p += n + (p[n] ? 1 : 0);
+        }
+}
+
 /* Read the file (a missing default file reads as empty: *found false) and build the settings it
- * gives with the command line over it and the defaults under both, into *ret. On an error logs
- * it and returns -errno; *ret is to be conffile_done() in any case. */
-static int config_build(struct conffile *ret, bool *found) {
+ * gives with the command line over it and the defaults under both, into *ret. On an error
+ * reports every problem (config_errors(): on out, or logged) and returns -errno; *ret is to be
+ * conffile_done() in any case. */
+static int config_build(struct conffile *ret, bool *found, FILE *out) {
         struct conffile file;
-        char err[1024] = "";
+        char err[8192] = "";
         int r;
 
         *ret = (struct conffile) {};
@@ -97,7 +117,7 @@ static int config_build(struct conffile *ret, bool *found) {
                 log_debug("%s: missing: the defaults apply", config.path);
                 r = 0;
         } else if (r < 0) {
-                log_error("%s", r == -ENOMEM ? "out of memory reading the configuration" : err);
+                config_errors(r == -ENOMEM ? "out of memory reading the configuration" : err, out);
                 conffile_done(&file);
                 return r;
         } else
@@ -138,11 +158,69 @@ int config_load(const char *path, struct conffile *cmdline) {
                 return -ENOMEM;
         config.cmdline = *cmdline;
         *cmdline = (struct conffile) {};
-        r = config_build(&next, &found);
+        r = config_build(&next, &found, NULL);
         if (r >= 0)
                 config_install(&next, found);
         conffile_done(&next);
         return r;
+}
+
+/* The value of key k of c as a line of the file; a key not set and without a default as a
+ * comment, which the file reads as none. */
+static void config_print_key(FILE *out, const struct conffile *c, enum conffile_key k) {
+        const char *name = conffile_key_name(k);
+        char buf[1024];
+
+        if (conffile_key_is_list(k)) {
+                char *const *v = k == CONFFILE_ALLOW ? c->allow : k == CONFFILE_DENY ? c->deny : NULL;
+
+                if (!v || !v[0])
+                        fprintf(out, "# %s = (none)\n", name);
+                for (size_t i = 0; v && v[i]; i++)
+                        fprintf(out, "%s = %s\n", name, v[i]);
+                return;
+        }
+        conffile_format(c, k, buf, sizeof(buf));
+        if (strcmp(buf, "(none)") != 0)
+                fprintf(out, "%s = %s\n", name, buf);
+        else if (k == CONFFILE_PURGE_FALLBACK)
+                fprintf(out, "%s = %s\n", name, config_purge_fallback());
+        else if (k == CONFFILE_HIDDEN_AREA)
+                fprintf(out, "%s = %s\n", name, config_hidden_area());
+        else if (k == CONFFILE_KEYSTREAM_BACKEND)
+                fprintf(out, "%s = auto\n", name);
+        else
+                fprintf(out, "# %s = (not set)\n", name);
+}
+
+int config_test(const char *path, struct conffile *cmdline) {
+        struct conffile next;
+        bool found;
+        int r;
+
+        config_free();
+        config.required = path != NULL;
+        config.path = strdup(path ? path : WIPED_CONFIG_DEFAULT);
+        if (!config.path)
+                return -ENOMEM;
+        config.cmdline = *cmdline;
+        *cmdline = (struct conffile) {};
+        r = config_build(&next, &found, stderr);
+        if (r < 0) {
+                conffile_done(&next);
+                fprintf(stderr, "%s: configuration NOT OK\n", config.path);
+                return r;
+        }
+        config_install(&next, found);
+        conffile_done(&next);
+        printf("# The settings in effect: %s%s, the command line over it, the defaults under both.\n",
+               config.path, found ? "" : " (missing)");
+        for (unsigned k = 0; k < _CONFFILE_KEY_MAX; k++)
+                config_print_key(stdout, &config.cur, (enum conffile_key) k);
+        if (fflush(stdout) != 0)
+                return -EIO;
+        fprintf(stderr, "%s: %sconfiguration OK\n", config.path, found ? "" : "missing: the defaults apply; ");
+        return 0;
 }
 
 const struct conffile *config_settings(void) {
@@ -194,6 +272,9 @@ static void config_keep(struct conffile *next, struct conffile *cur, enum conffi
         case CONFFILE_SOCKET_GROUP:
                 a = &next->socket_group, b = &cur->socket_group;
                 break;
+        case CONFFILE_STATUS_SOCKET:
+                a = &next->status_socket, b = &cur->status_socket;
+                break;
         case CONFFILE_KEYSTREAM_BACKEND:
                 a = &next->keystream_backend, b = &cur->keystream_backend;
                 break;
@@ -217,7 +298,7 @@ int config_reload(void) {
 
         if (!config.path)
                 return -EINVAL;
-        r = config_build(&next, &found);
+        r = config_build(&next, &found, NULL);
         if (r < 0) {
                 log_error("%s: not reloaded: the previous configuration stays in effect", config.path);
                 conffile_done(&next);

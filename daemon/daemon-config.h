@@ -26,6 +26,11 @@
  * given must exist), put cmdline (the command line and environment: taken over and reset) over it
  * and the defaults under both. On an error logs "FILE:LINE: message" and returns -errno. */
 int config_load(const char *path, struct conffile *cmdline);
+/* wiped --check-config: read the configuration as config_load() does, print every problem of the
+ * file on standard error ("FILE:LINE: message", one a line) or the settings in effect on standard
+ * output (as lines of the file), and a verdict on standard error. Starts nothing. 0, or -errno
+ * when the configuration does not parse or cannot be read. */
+int config_test(const char *path, struct conffile *cmdline);
 /* The settings in effect; every key has a value (socket_group NULL: none configured). The pointer
  * stays valid, the strings in it until the next config_reload(). Read the reloadable values
  * (chunk_size, checkpoint_interval, checkpoint_bytes, resume_manual, history_max_age_days) where
@@ -36,7 +41,7 @@ const struct conffile *config_settings(void);
  * request on, checkpoint-interval and checkpoint-bytes from a running job's next checkpoint,
  * resume and history-max-age when next consulted. A changed setting that needs a restart
  * (threads, buffers, io-size, queue-depth, max-rate, worker-policy, worker-nice, socket, state-dir,
- * socket-group) keeps its
+ * socket-group, status-socket) keeps its
  * value, with a warning naming it. A file that does not parse changes nothing. Logs what it did;
  * returns 0 or -errno. */
 int config_reload(void);

@@ -641,9 +641,19 @@ struct server_config {
         unsigned threads;
         bool foreground;
 };
-/* Serve until SIGTERM/SIGINT, then call on_stop(arg) (which stops the jobs) and send the watchers
- * their last events. listen_fd is already listening. Returns 0, or -errno without calling on_stop. */
-int server_run(int listen_fd, struct pool *pool, void (*on_stop)(void *), void *arg);
+#define SERVER_LISTENERS_MAX 2          /* the control socket and the read-only one */
+#define SERVER_STATUS_FDNAME "status"   /* FileDescriptorName= of the read-only socket systemd passes */
+#define SERVER_CONTROL_CLIENTS_RESERVED 64 /* of WIPED_CLIENTS_MAX: never taken by the read-only socket */
+/* Open the sockets to serve (wiped(8) PERMISSIONS): those systemd passed (sd_listen_fds: the one
+ * named SERVER_STATUS_FDNAME read-only, the other the control socket; then none is created), else
+ * the control socket at control_path (0660, the socket group) and, unless status_path is NULL, the
+ * read-only socket at status_path (0666). 0, or -errno (logged) with nothing open or created. */
+int server_listen(const char *control_path, const char *status_path);
+/* Close the sockets; remove those server_listen() created. */
+void server_unlisten(void);
+/* Serve the sockets of server_listen() until SIGTERM/SIGINT, then call on_stop(arg) (which stops
+ * the jobs) and send the watchers their last events. Returns 0, or -errno without calling on_stop. */
+int server_run(struct pool *pool, void (*on_stop)(void *), void *arg);
 
 /* server-client.c */
 #define PEER_GROUPS_MAX 256
@@ -655,6 +665,7 @@ struct peer {
         pid_t pid;                      /* for messages only: it may have gone or been reused */
         gid_t groups[PEER_GROUPS_MAX];  /* supplementary groups (SO_PEERGROUPS) */
         int n_groups;
+        bool read_only;                 /* came through the read-only socket: may only look */
 };
 
 #define WATCH_INTERVAL_MS 1000          /* default progress event interval */

@@ -30,6 +30,7 @@ struct options {
         bool foreground;
         bool verbose;
         const char *pidfile;            /* --pidfile: written once serving, removed at exit */
+        bool check_config;              /* --check-config: check the configuration, start nothing */
 };
 
 static bool log_verbose_on;     /* --verbose, for log_setup() again once detached */
@@ -40,6 +41,9 @@ static void usage(FILE *f) {
                 "Wipe block devices on request, as fast as they can be written.\n\n"
                 "  -c, --config FILE      configuration file (default " WIPED_CONFIG_DEFAULT ", if it exists)\n"
                 "  -s, --socket PATH      control socket (default $WIPED_SOCKET or " PROTOCOL_SOCKET_DEFAULT ")\n"
+                "      --status-socket PATH|none\n"
+                "                         read-only socket for everyone (default: beside the control\n"
+                "                         socket, " PROTOCOL_STATUS_SOCKET_DEFAULT "; none: no such socket)\n"
                 "  -d, --state-dir DIR    state directory (default " WIPED_STATE_DIR_DEFAULT ")\n"
                 "  -t, --threads N        worker threads (default: one per CPU)\n"
                 "      --buffers N        I/O buffers per thread: I/Os in flight (default %d)\n"
@@ -66,6 +70,8 @@ static void usage(FILE *f) {
                 "                         the library that makes the keystream (default auto: the\n"
                 "                         fastest measured at start-up, per cipher)\n"
                 "      --pidfile PATH     write the daemon's pid there once it serves (removed at exit)\n"
+                "      --check-config     check the configuration, print the settings in effect and\n"
+                "                         exit (0: it is valid), starting nothing\n"
                 "  -f, --foreground       do not detach\n"
                 "  -v, --verbose          debug messages\n"
                 "  -h, --help             this text\n"
@@ -89,7 +95,9 @@ enum {
         OPT_BACKEND,
         OPT_WORKER_POLICY,
         OPT_WORKER_NICE,
+        OPT_STATUS_SOCKET,
         OPT_PIDFILE = 0x300,
+        OPT_CHECK_CONFIG,
 };
 
 /* The options that are keys of the configuration file too (the same names and checks): true
@@ -104,6 +112,7 @@ static bool option_key(int c, enum conffile_key *ret) {
                 { OPT_MAX_BAD, CONFFILE_MAX_BAD }, { OPT_CLIENT_TIMEOUT, CONFFILE_CLIENT_TIMEOUT },
                 { OPT_BACKEND, CONFFILE_KEYSTREAM_BACKEND },
                 { OPT_WORKER_POLICY, CONFFILE_WORKER_POLICY }, { OPT_WORKER_NICE, CONFFILE_WORKER_NICE },
+                { OPT_STATUS_SOCKET, CONFFILE_STATUS_SOCKET },
         };
 
         for (size_t i = 0; i < sizeof(keyed) / sizeof(keyed[0]); i++)
@@ -166,6 +175,8 @@ static int parse_args(int argc, char **argv, struct options *o) {
                 { "keystream-backend", required_argument, NULL, OPT_BACKEND },
                 { "worker-policy", required_argument, NULL, OPT_WORKER_POLICY },
                 { "worker-nice", required_argument, NULL, OPT_WORKER_NICE },
+                { "status-socket", required_argument, NULL, OPT_STATUS_SOCKET },
+                { "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
                 { "foreground", no_argument, NULL, 'f' },
                 { "pidfile", required_argument, NULL, OPT_PIDFILE },
                 { "verbose", no_argument, NULL, 'v' },
@@ -179,7 +190,9 @@ static int parse_args(int argc, char **argv, struct options *o) {
 
         while ((c = getopt_long(argc, argv, "c:s:d:t:fvhV", longopts, NULL)) >= 0) {
                 if (option_key(c, &key)) {
-                        r = conffile_set(&o->settings, key, optarg, msg, sizeof(msg));
+                        /* --status-socket "": none. */
+                        r = conffile_set(&o->settings, key, key == CONFFILE_STATUS_SOCKET && !*optarg ? "none" : optarg,
+                                         msg, sizeof(msg));
                         if (r < 0) {
                                 fprintf(stderr, "wiped: %s: %s\n", optarg, r == -EINVAL ? msg : strerror(-r));
                                 return r;
@@ -189,6 +202,9 @@ static int parse_args(int argc, char **argv, struct options *o) {
                 switch (c) {
                 case 'c':
                         o->config_path = optarg;
+                        break;
+                case OPT_CHECK_CONFIG:
+                        o->check_config = true;
                         break;
                 case 'f':
                         o->foreground = true;
@@ -218,7 +234,7 @@ static int parse_args(int argc, char **argv, struct options *o) {
 }
 
 /* Create the state directory and hold its lock for the life of the process, so that two daemons
- * never share one. Returns the lock fd or -errno. */
+ * never share one; its file wiped.lock holds our pid. Returns the lock fd or -errno. */
 static int state_dir_lock(const char *dir) {
         _cleanup_free_ char *path = NULL;
         int fd;
@@ -240,106 +256,25 @@ static int state_dir_lock(const char *dir) {
         }
         if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
                 int e = errno;
+                char pid[24] = "";
+                ssize_t n;
 
-                log_error("%s: %s", dir, e == EWOULDBLOCK ? "another wiped uses this state directory" : strerror(e));
+                /* The holder wrote its pid into the file: name it. */
+                if (e == EWOULDBLOCK && (n = pread(fd, pid, sizeof(pid) - 1, 0)) > 0) {
+                        pid[n] = '\0';
+                        pid[strspn(pid, "0123456789")] = '\0';
+                }
+                if (e == EWOULDBLOCK && pid[0])
+                        log_error("%s: another wiped (pid %s) uses this state directory", dir, pid);
+                else
+                        log_error("%s: %s", dir, e == EWOULDBLOCK ? "another wiped uses this state directory" : strerror(e));
                 close(fd);
                 return -e;
         }
+        /* Our pid, for the message of a second daemon (after detaching: the pid that stays). */
+        if (ftruncate(fd, 0) < 0 || dprintf(fd, "%ld\n", (long) getpid()) < 0)
+                log_warning("%s: cannot write the pid: %s", path, strerror(errno));
         return fd;
-}
-
-/* The listening socket: the one systemd passed, or our own at path (made=true). */
-static int socket_open(const char *path, bool *made) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        _cleanup_close_ int fd = -1;
-        struct group *g;
-        struct stat st;
-        gid_t gid;
-        int n;
-
-        *made = false;
-        n = sd_listen_fds(1);
-        if (n > 1) {
-                log_error("expected one socket from systemd, got %d", n);
-                return -EINVAL;
-        }
-        if (n == 1) {
-                if (sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_STREAM, 1, NULL, 0) <= 0) {
-                        log_error("the socket passed by systemd is not a listening AF_UNIX stream socket");
-                        return -EINVAL;
-                }
-                /* Passed blocking unless the unit says NonBlocking=yes: the main loop accepts until
-                 * EAGAIN, and must never block in accept(). */
-                {
-                        int fl = fcntl(SD_LISTEN_FDS_START, F_GETFL);
-
-                        if (fl < 0 || fcntl(SD_LISTEN_FDS_START, F_SETFL, fl | O_NONBLOCK) < 0) {
-                                int e = errno;
-
-                                log_error("cannot make the socket passed by systemd non-blocking: %s", strerror(e));
-                                return -e;
-                        }
-                }
-                return SD_LISTEN_FDS_START;
-        }
-
-        if (strlen(path) >= sizeof(sa.sun_path)) {
-                log_error("%s: socket path too long", path);
-                return -ENAMETOOLONG;
-        }
-        strcpy(sa.sun_path, path);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return -errno;
-        if (lstat(path, &st) == 0) {
-                _cleanup_close_ int probe = -1;
-
-                if (!S_ISSOCK(st.st_mode)) {
-                        log_error("%s: exists and is not a socket", path);
-                        return -EEXIST;
-                }
-                probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-                if (probe >= 0 && connect(probe, (struct sockaddr *) &sa, sizeof(sa)) == 0) {
-                        log_error("%s: another daemon is serving this socket", path);
-                        return -EADDRINUSE;
-                }
-                /* A stale socket of an earlier run: nobody listens on it. */
-                unlink(path);
-        }
-        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
-                int e = errno;
-
-                log_error("%s: bind: %s", path, strerror(e));
-                return -e;
-        }
-        *made = true;
-        /* The configured socket-group must own it; else the group wiped does when it exists. */
-        n = config_socket_group(&gid);
-        if (n > 0 && chown(path, (uid_t) -1, gid) < 0) {
-                int e = errno;
-
-                log_error("%s: cannot give it to group %s: %s", path, config_settings()->socket_group, strerror(e));
-                unlink(path);
-                *made = false;
-                return -e;
-        }
-        if (n < 0) {
-                unlink(path);
-                *made = false;
-                return n;
-        }
-        g = n == 0 ? getgrnam(WIPED_GROUP) : NULL;
-        if (g && chown(path, 0, g->gr_gid) < 0)
-                log_warning("%s: cannot give it to group %s: %s", path, WIPED_GROUP, strerror(errno));
-        if (chmod(path, 0660) < 0 || listen(fd, 128) < 0) {
-                int e = errno;
-
-                log_error("%s: %s", path, strerror(e));
-                unlink(path);
-                *made = false;
-                return -e;
-        }
-        return TAKE_FD(fd);
 }
 
 /* Detach: the parent returns only once the child is serving (or has failed). Returns the
@@ -458,8 +393,7 @@ int main(int argc, char **argv) {
         struct options o = {};
         const struct conffile *s;
         struct pool *pool = NULL;
-        int lock_fd = -1, listen_fd = -1, ready_fd = -1, r;
-        bool made = false;
+        int lock_fd = -1, ready_fd = -1, r;
         sigset_t mask;
 
         if (parse_args(argc, argv, &o) < 0) {
@@ -485,6 +419,13 @@ int main(int argc, char **argv) {
                         log_error("out of memory");
                         return EXIT_FAILURE;
                 }
+        }
+        /* --check-config: the configuration only; no state directory, socket or detaching. */
+        if (o.check_config) {
+                r = config_test(o.config_path, &o.settings);
+                conffile_done(&o.settings);
+                config_free();
+                return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         }
         /* Before anything else: a configuration that does not parse starts nothing. */
         if (config_load(o.config_path, &o.settings) < 0) {
@@ -526,11 +467,8 @@ int main(int argc, char **argv) {
         lock_fd = state_dir_lock(s->state_dir);
         if (lock_fd < 0 || job_set_state_dir(s->state_dir) < 0)
                 goto fail;
-        listen_fd = socket_open(s->socket, &made);
-        if (listen_fd < 0) {
-                log_error("%s: cannot listen: %s", s->socket, strerror(-listen_fd));
+        if (server_listen(s->socket, strcmp(s->status_socket, "none") == 0 ? NULL : s->status_socket) < 0)
                 goto fail;
-        }
         if (keystream_setup(s) < 0)
                 goto fail;
         r = job_flusher_start();
@@ -567,7 +505,7 @@ int main(int argc, char **argv) {
         daemonize_ready(ready_fd, true);
         ready_fd = -1;
 
-        r = server_run(listen_fd, pool, stop_jobs, &pool);
+        r = server_run(pool, stop_jobs, &pool);
         if (r < 0) {
                 log_error("main loop failed: %s", strerror(-r));
                 stop_jobs(&pool);
@@ -575,9 +513,7 @@ int main(int argc, char **argv) {
         job_free_all();
         if (o.pidfile)
                 unlink(o.pidfile);
-        if (made)
-                unlink(s->socket);
-        close(listen_fd);
+        server_unlisten();
         close(lock_fd);
         log_info("stopped");
         config_free();
@@ -587,10 +523,7 @@ fail:
         daemonize_ready(ready_fd, false);
         job_flusher_stop();
         pool_free(pool);
-        if (listen_fd >= 0)
-                close(listen_fd);
-        if (made)
-                unlink(s->socket);
+        server_unlisten();
         if (lock_fd >= 0)
                 close(lock_fd);
         config_free();

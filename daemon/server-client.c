@@ -42,6 +42,35 @@ static bool client_privileged(const struct request_ctx *c) {
         return false;
 }
 
+/* Whether the peer may make this request (wiped(8) PERMISSIONS): NULL when it may, else the EPERM
+ * reply, which names the fix. On the read-only socket only the ops that change nothing, and a
+ * report without keys, whoever asks; on the control socket the others need root or the group. */
+static struct json_object *client_check_rights(struct request_ctx *c) {
+        const char *op = protocol_op_name(c->req->op);
+        bool keys = false;
+
+        if (c->peer->read_only) {
+                if (c->req->op == PROTOCOL_OP_REPORT)
+                        (void) protocol_get_bool(c->req->obj, "keys", &keys);
+                if (keys)
+                        return protocol_reply_error(c->req->id, -EPERM, "report: permission denied: this socket only "
+                                                    "shows jobs; keys are for root only, on the control socket %s",
+                                                    config_settings()->socket);
+                if (protocol_op_mutates(c->req->op))
+                        return protocol_reply_error(c->req->id, -EPERM,
+                                                    "%s: permission denied: this socket only shows jobs; use the control "
+                                                    "socket %s as root or as a member of the group %s (sudo usermod -aG "
+                                                    "%s $USER, then log in again)",
+                                                    op, config_settings()->socket, WIPED_GROUP, WIPED_GROUP);
+                return NULL;
+        }
+        if (protocol_op_mutates(c->req->op) && !client_privileged(c))
+                return protocol_reply_error(c->req->id, -EPERM, "%s: permission denied: run as root, or add yourself to "
+                                            "the group %s: sudo usermod -aG %s $USER (then log in again)",
+                                            op, WIPED_GROUP, WIPED_GROUP);
+        return NULL;
+}
+
 /* Reject fields the operation does not know, so that a typo is an error, not a default. Which
  * fields each operation takes is defined once, in common/protocol.c (protocol_op_fields). */
 static struct json_object *check_fields(struct request_ctx *c) {
@@ -831,10 +860,8 @@ struct json_object *client_handle(struct pool *pool, const struct peer *peer, co
                 protocol_request_done(&req);
                 return reply;
         }
-        if (protocol_op_mutates(req.op) && !client_privileged(&c))
-                reply = protocol_reply_error(req.id, -EPERM, "%s: permission denied: needs root or the %s group",
-                                             protocol_op_name(req.op), WIPED_GROUP);
-        else if (!(reply = check_fields(&c)))
+        reply = client_check_rights(&c);
+        if (!reply && !(reply = check_fields(&c)))
                 reply = handlers[req.op](&c);
         if (!reply)
                 reply = protocol_reply_error(req.id, -ENOMEM, "out of memory");

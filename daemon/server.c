@@ -1,8 +1,10 @@
-/* The main loop: epoll over the listening socket, the clients, a timer and the signals.
- * Requests are lines; each is answered in order with one reply line. */
+/* The listening sockets and the main loop: epoll over the sockets, the clients, a timer and the
+ * signals. Requests are lines; each is answered in order with one reply line. */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +14,9 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
+#include <sys/un.h>
 #include <systemd/sd-daemon.h>
 
 #include "cleanup.h"
@@ -38,10 +42,21 @@ struct conn {
         struct conn *prev, *next;       /* all connections, to close them at exit */
 };
 
-enum { TAG_LISTEN = 1, TAG_SIGNAL, TAG_TIMER };
-static struct conn listen_tag, signal_tag, timer_tag;  /* distinct epoll data pointers */
+/* A socket the daemon listens on: the control socket, and the read-only one when there is one. */
+struct listener {
+        int fd;                         /* -1: none */
+        char *path;                     /* for messages, and to remove it (made) */
+        bool made;                      /* created here (not passed by systemd): removed at exit */
+        bool read_only;                 /* the status socket: only the ops that change nothing */
+        struct conn tag;                /* its epoll data pointer */
+};
+
+static struct conn signal_tag, timer_tag;       /* distinct epoll data pointers */
+static struct listener listeners[SERVER_LISTENERS_MAX] = { { .fd = -1 }, { .fd = -1 } };
+static size_t n_listeners;
 
 static unsigned n_conns;
+static unsigned n_read_only_conns;      /* of them, through the read-only socket */
 static struct conn *conns;
 
 
@@ -59,6 +74,8 @@ static void conn_free(int ep, struct conn *c) {
         free(c->in);
         free(c->out);
         watch_free(c->watch);
+        if (c->peer.read_only)
+                n_read_only_conns--;
         free(c);
         n_conns--;
 }
@@ -208,26 +225,31 @@ static void conn_read(int ep, struct conn *c, struct pool *pool) {
 
 static bool listen_paused;      /* out of file descriptors: accept again at the next tick */
 
-static void server_accept(int ep, int listen_fd) {
+static void server_accept(int ep, const struct listener *l) {
         for (;;) {
                 struct ucred cred;
                 socklen_t sl = sizeof(cred), gl;
                 struct epoll_event ev;
                 struct conn *c;
-                int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
                 if (fd < 0) {
                         if (errno == EMFILE || errno == ENFILE) {
                                 /* Level-triggered: the socket stays readable. Stop listening for
                                  * a moment instead of spinning. */
                                 log_warning("accept: %s: pausing new connections", strerror(errno));
-                                epoll_ctl(ep, EPOLL_CTL_DEL, listen_fd, NULL);
+                                for (size_t i = 0; i < n_listeners; i++)
+                                        epoll_ctl(ep, EPOLL_CTL_DEL, listeners[i].fd, NULL);
                                 listen_paused = true;
                         } else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
                                 log_warning("accept: %s", strerror(errno));
                         return;
                 }
-                if (n_conns >= WIPED_CLIENTS_MAX || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &sl) < 0) {
+                /* Anyone may connect to the read-only socket: it never takes the last slots, so
+                 * that a flood of lookers leaves root and the group room on the control socket. */
+                if (n_conns >= WIPED_CLIENTS_MAX ||
+                    (l->read_only && n_read_only_conns >= WIPED_CLIENTS_MAX - SERVER_CONTROL_CLIENTS_RESERVED) ||
+                    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &sl) < 0) {
                         static const char busy[] = "{\"id\":null,\"ok\":false,\"error\":{\"code\":\"EUSERS\",\"message\":\"too many clients\"}}\n";
 
                         (void) !send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -244,6 +266,7 @@ static void server_accept(int ep, int listen_fd) {
                 c->peer.uid = cred.uid;
                 c->peer.gid = cred.gid;
                 c->peer.pid = cred.pid;
+                c->peer.read_only = l->read_only;
                 /* The groups as they were at connect time, not read later from a pid. */
                 gl = sizeof(c->peer.groups);
                 if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, c->peer.groups, &gl) == 0)
@@ -260,6 +283,8 @@ static void server_accept(int ep, int listen_fd) {
                         conns->prev = c;
                 conns = c;
                 n_conns++;
+                if (c->peer.read_only)
+                        n_read_only_conns++;
         }
 }
 
@@ -318,6 +343,193 @@ static int add_fd(int ep, int fd, struct conn *tag) {
         return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
+/* Forget the listeners: their fds closed, the sockets made here removed, the paths freed. */
+static void listeners_drop(void) {
+        for (size_t i = 0; i < n_listeners; i++) {
+                if (listeners[i].fd >= 0)
+                        close(listeners[i].fd);
+                if (listeners[i].made)
+                        unlink(listeners[i].path);
+                free(listeners[i].path);
+                listeners[i] = (struct listener) { .fd = -1 };
+        }
+        n_listeners = 0;
+}
+
+/* Make our own socket at path and listen on it: mode 0660 and the socket group (socket-group,
+ * else the group wiped when it exists) for the control socket, 0666 for the read-only one. A
+ * stale socket of an earlier run is replaced, one another daemon serves is left alone. Returns
+ * the fd, or -errno (logged) with nothing left at path. */
+static int listener_create(const char *path, bool read_only) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_close_ int fd = -1;
+        struct group *g;
+        struct stat st;
+        gid_t gid;
+        int n;
+
+        if (strlen(path) >= sizeof(sa.sun_path)) {
+                log_error("%s: socket path too long", path);
+                return -ENAMETOOLONG;
+        }
+        strcpy(sa.sun_path, path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (lstat(path, &st) == 0) {
+                _cleanup_close_ int probe = -1;
+
+                if (!S_ISSOCK(st.st_mode)) {
+                        log_error("%s: exists and is not a socket", path);
+                        return -EEXIST;
+                }
+                probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                if (probe >= 0 && connect(probe, (struct sockaddr *) &sa, sizeof(sa)) == 0) {
+                        log_error("%s: another daemon is serving this socket", path);
+                        return -EADDRINUSE;
+                }
+                /* A stale socket of an earlier run: nobody listens on it. */
+                unlink(path);
+        }
+        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                int e = errno;
+
+                log_error("%s: bind: %s", path, strerror(e));
+                return -e;
+        }
+        if (!read_only) {
+                /* The configured socket-group must own it; else the group wiped does when it exists. */
+                n = config_socket_group(&gid);
+                if (n > 0 && chown(path, (uid_t) -1, gid) < 0) {
+                        int e = errno;
+
+                        log_error("%s: cannot give it to group %s: %s", path, config_settings()->socket_group,
+                                  strerror(e));
+                        unlink(path);
+                        return -e;
+                }
+                if (n < 0) {
+                        unlink(path);
+                        return n;
+                }
+                g = n == 0 ? getgrnam(WIPED_GROUP) : NULL;
+                if (g && chown(path, 0, g->gr_gid) < 0)
+                        log_warning("%s: cannot give it to group %s: %s", path, WIPED_GROUP, strerror(errno));
+        }
+        /* Whoever may connect to the read-only socket may only look: the check is per request. */
+        if (chmod(path, read_only ? 0666 : 0660) < 0 || listen(fd, 128) < 0) {
+                int e = errno;
+
+                log_error("%s: %s", path, strerror(e));
+                unlink(path);
+                return -e;
+        }
+        return TAKE_FD(fd);
+}
+
+static void strv_free(char **v) {
+        for (size_t i = 0; v && v[i]; i++)
+                free(v[i]);
+        free(v);
+}
+
+/* Take over the n sockets systemd passed: the one named "status" (FileDescriptorName=) is the
+ * read-only socket, any other the control socket. 0 or -errno (logged). */
+static int listeners_passed(int n, char **names) {
+        int control = 0, status = 0;
+
+        for (int i = 0; i < n; i++) {
+                int fd = SD_LISTEN_FDS_START + i, fl;
+                bool ro = names && names[i] && strcmp(names[i], SERVER_STATUS_FDNAME) == 0;
+                struct sockaddr_un sa = {};
+                socklen_t sl = sizeof(sa);
+                struct listener *l;
+
+                if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0) {
+                        log_error("socket %d passed by systemd (%s) is not a listening AF_UNIX stream socket", i + 1,
+                                  names && names[i] ? names[i] : "unnamed");
+                        return -EINVAL;
+                }
+                if ((ro ? ++status : ++control) > 1 || n_listeners >= SERVER_LISTENERS_MAX) {
+                        log_error("expected from systemd one control socket and at most one named \"%s\", got %d sockets",
+                                  SERVER_STATUS_FDNAME, n);
+                        return -EINVAL;
+                }
+                /* Passed blocking unless the unit says NonBlocking=yes: the main loop accepts until
+                 * EAGAIN, and must never block in accept(). */
+                fl = fcntl(fd, F_GETFL);
+                if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+                        int e = errno;
+
+                        log_error("cannot make the socket passed by systemd non-blocking: %s", strerror(e));
+                        return -e;
+                }
+                l = &listeners[n_listeners++];
+                *l = (struct listener) { .fd = fd, .read_only = ro };
+                if (getsockname(fd, (struct sockaddr *) &sa, &sl) < 0 || sa.sun_path[0] == '\0')
+                        l->path = strdup(ro ? "the status socket" : "the control socket");
+                else
+                        l->path = strndup(sa.sun_path, sizeof(sa.sun_path));
+                if (!l->path)
+                        return -ENOMEM;
+        }
+        if (!control) {
+                log_error("systemd passed no control socket (only one named \"%s\")", SERVER_STATUS_FDNAME);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+int server_listen(const char *control_path, const char *status_path) {
+        char **names = NULL;
+        int n, r;
+
+        n = sd_listen_fds_with_names(1, &names);
+        if (n < 0) {
+                log_error("the sockets passed by systemd: %s", strerror(-n));
+                return n;
+        }
+        if (n > 0) {
+                r = listeners_passed(n, names);
+                strv_free(names);
+                if (r < 0)
+                        listeners_drop();
+                return r;
+        }
+        strv_free(names);
+        for (int i = 0; i < (status_path ? 2 : 1); i++) {
+                const char *path = i ? status_path : control_path;
+                struct listener *l = &listeners[n_listeners];
+                int fd = listener_create(path, i == 1);
+
+                if (fd < 0) {
+                        if (i == 1)
+                                log_error("%s: cannot listen: %s (status-socket = none: no read-only socket)", path,
+                                          strerror(-fd));
+                        else
+                                log_error("%s: cannot listen: %s", path, strerror(-fd));
+                        listeners_drop();
+                        return fd;
+                }
+                *l = (struct listener) { .fd = fd, .made = true, .read_only = i == 1, .path = strdup(path) };
+                n_listeners++;
+                if (!l->path) {
+                        /* Nothing to remove it by: remove it now. */
+                        unlink(path);
+                        l->made = false;
+                        listeners_drop();
+                        return -ENOMEM;
+                }
+        }
+        if (status_path)
+                log_info("%s: read-only socket for everyone (version, status, list, watch, report)", status_path);
+        return 0;
+}
+
+void server_unlisten(void) {
+        listeners_drop();
+}
+
 /* The service manager's view: STATUS= when the summary changed (at most once a second), and
  * WATCHDOG=1 every half watchdog interval. Called on every tick. */
 static void server_notify(double now, double *status_at, double *watchdog_at, uint64_t watchdog_usec) {
@@ -338,7 +550,24 @@ static void server_notify(double now, double *status_at, double *watchdog_at, ui
         }
 }
 
-int server_run(int listen_fd, struct pool *pool, void (*on_stop)(void *), void *arg) {
+/* The listener whose epoll data pointer is c, or NULL. */
+static struct listener *listener_of(const struct conn *c) {
+        for (size_t i = 0; i < n_listeners; i++)
+                if (c == &listeners[i].tag)
+                        return &listeners[i];
+        return NULL;
+}
+
+static int listeners_add(int ep) {
+        int r;
+
+        for (size_t i = 0; i < n_listeners; i++)
+                if ((r = add_fd(ep, listeners[i].fd, &listeners[i].tag)) < 0 && r != -EEXIST)
+                        return r;
+        return 0;
+}
+
+int server_run(struct pool *pool, void (*on_stop)(void *), void *arg) {
         _cleanup_close_ int ep = -1, sfd = -1, tfd = -1;
         /* Ticks: watch events (state changes within 0.1 s) and rate samples (job.c keeps its own pace). */
         struct itimerspec its = { .it_interval = { 0, 100000000 }, .it_value = { 0, 100000000 } };
@@ -359,7 +588,7 @@ int server_run(int listen_fd, struct pool *pool, void (*on_stop)(void *), void *
                 return -errno;
         if (timerfd_settime(tfd, 0, &its, NULL) < 0)
                 return -errno;
-        if ((r = add_fd(ep, listen_fd, &listen_tag)) < 0 || (r = add_fd(ep, sfd, &signal_tag)) < 0 ||
+        if ((r = listeners_add(ep)) < 0 || (r = add_fd(ep, sfd, &signal_tag)) < 0 ||
             (r = add_fd(ep, tfd, &timer_tag)) < 0)
                 return r;
 
@@ -383,9 +612,10 @@ int server_run(int listen_fd, struct pool *pool, void (*on_stop)(void *), void *
                 }
                 for (int i = 0; i < n; i++) {
                         struct conn *c = evs[i].data.ptr;
+                        struct listener *l = listener_of(c);
 
-                        if (c == &listen_tag) {
-                                server_accept(ep, listen_fd);
+                        if (l) {
+                                server_accept(ep, l);
                         } else if (c == &signal_tag) {
                                 struct signalfd_siginfo si;
 
@@ -407,7 +637,7 @@ int server_run(int listen_fd, struct pool *pool, void (*on_stop)(void *), void *
                                 server_watch_tick(ep);
                                 server_timeouts(mono_s());
                                 server_notify(mono_s(), &status_at, &watchdog_at, watchdog_usec);
-                                if (listen_paused && add_fd(ep, listen_fd, &listen_tag) == 0)
+                                if (listen_paused && listeners_add(ep) == 0)
                                         listen_paused = false;
                         } else {
                                 if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))

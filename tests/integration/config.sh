@@ -4,7 +4,11 @@
 # is an error. deny and allow patterns refuse devices at probe and at submit with EACCES and nothing
 # is written. The default method and verification of a submit come from the file; SIGHUP reads it
 # again for the next submit, keeps what needs a restart, and a bad file keeps the old settings.
-# socket-group owns the socket the daemon creates, mode 0660.
+# socket-group owns the socket the daemon creates, mode 0660. An unknown key names the closest
+# known one, and start-up reports every problem of the file. wiped --check-config prints every
+# problem (exit 1) or the settings in effect (exit 0, a file that reads back the same), touching no
+# state directory or socket; the annotated example wiped.conf parses, with its lines commented
+# out (the defaults) and uncommented, and shows every key.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 command -v socat >/dev/null || hard_error "socat missing (tools/install-deps installs it)"
 command -v groupadd >/dev/null && command -v groupdel >/dev/null || hard_error "groupadd/groupdel missing (passwd)"
@@ -256,5 +260,72 @@ done
 jq_is "$(version)" .threads 1 "version (socket from the file)"
 stop_daemon || fail "daemon exit status $?"
 [ ! -e "$SOCK" ] || fail "the socket was left behind"
+
+# --- Did you mean; every problem at once; wiped --check-config ------------------------------------
+printf 'max_rate = 200M\nthreads = 2\nresume = Manual\nworker-policy = idel\nspeed = 3\n' > "$CONF"
+start_fails "$CONF" 1 'unknown key "max_rate"; did you mean max-rate?'
+for want in "$CONF:3: resume = Manual: unknown resume mode (auto, manual); did you mean manual?" \
+        "$CONF:4: worker-policy = idel: unknown scheduling policy (other, batch, idle); did you mean idle?" \
+        "$CONF:5: unknown key \"speed\""; do
+        grep -qxF -- "wiped: $want" "$TEST_DIR/err" || grep -qF -- "$want" "$TEST_DIR/err" ||
+                fail "start-up did not report '$want': $(cat "$TEST_DIR/err")"
+done
+grep -q 'speed.*did you mean' "$TEST_DIR/err" && fail "a suggestion for a key far from all: $(cat "$TEST_DIR/err")"
+
+# check_config ARG...: wiped --check-config with a socket and state directory that must stay
+# untouched (they do not exist before and must not after); exit status in $rc.
+check_config() {
+        local never=$TEST_DIR/never
+        "$WIPED" --check-config --socket "$never.sock" --state-dir "$never.state" "$@" \
+                > "$TEST_DIR/out" 2> "$TEST_DIR/err"
+        rc=$?
+        if [ -e "$never.sock" ] || [ -e "$never.state" ]; then fail "--check-config made $never.sock or $never.state"; fi
+}
+check_config --config "$CONF"
+[ $rc = 1 ] || fail "--check-config of a bad file exited $rc"
+[ "$(grep -c "^$CONF:[0-9]*: " "$TEST_DIR/err")" = 4 ] || fail "--check-config: not 4 problems: $(cat "$TEST_DIR/err")"
+grep -qxF "$CONF:1: unknown key \"max_rate\"; did you mean max-rate?" "$TEST_DIR/err" ||
+        fail "--check-config: $(cat "$TEST_DIR/err")"
+grep -qF "configuration NOT OK" "$TEST_DIR/err" || fail "--check-config: no verdict: $(cat "$TEST_DIR/err")"
+[ ! -s "$TEST_DIR/out" ] || fail "--check-config of a bad file printed settings: $(cat "$TEST_DIR/out")"
+check_config --config "$TEST_DIR/missing.conf"
+[ $rc = 1 ] || fail "--check-config of a missing --config file exited $rc"
+
+# A good file: its values, the command line's over them, the defaults; the output reads back.
+printf '# c\nmax-rate = 200M\nthreads = 3\ndeny = /dev/sdz\ndeny = /dev/sdy*\n' > "$CONF"
+check_config --config "$CONF" --threads 5
+[ $rc = 0 ] || fail "--check-config of a good file exited $rc: $(cat "$TEST_DIR/err")"
+grep -qF "$CONF: configuration OK" "$TEST_DIR/err" || fail "--check-config: no verdict: $(cat "$TEST_DIR/err")"
+for want in "max-rate = 200000000" "threads = 5" "deny = /dev/sdz" "deny = /dev/sdy*" "method = random" \
+        "socket = $TEST_DIR/never.sock" "resume = auto"; do
+        grep -qxF -- "$want" "$TEST_DIR/out" || fail "--check-config: no '$want' in: $(cat "$TEST_DIR/out")"
+done
+cp "$TEST_DIR/out" "$TEST_DIR/effective.conf"
+check_config --config "$TEST_DIR/effective.conf" --threads 5
+[ $rc = 0 ] || fail "--check-config's own output does not parse: $(cat "$TEST_DIR/err")"
+diff <(grep -v '^#' "$TEST_DIR/effective.conf") <(grep -v '^#' "$TEST_DIR/out") ||
+        fail "--check-config's output read back gives other settings"
+
+# The annotated example: parses as it is (every line a comment: the defaults) and with every
+# "#key = value" line made active (socket-group's group need not exist here: gid 0); it shows
+# every key that --check-config prints.
+example=$top_srcdir/doc/wiped.conf.example
+check_config --config "$example"
+[ $rc = 0 ] || fail "$example does not parse: $(cat "$TEST_DIR/err")"
+[ -z "$(grep -Ev '^[[:space:]]*(#|$)' "$example")" ] || fail "$example sets something: it must show defaults only"
+defaults=$(grep -v '^#' "$TEST_DIR/out")
+sed -e 's/^#\([a-z][a-z-]* = \)/\1/' -e 's/^socket-group = .*/socket-group = 0/' "$example" > "$TEST_DIR/all.conf"
+check_config --config "$TEST_DIR/all.conf"
+[ $rc = 0 ] || fail "$example with every key uncommented does not parse: $(cat "$TEST_DIR/err")"
+for key in $(sed -n 's/^#* *\([a-z][a-z-]*\) = .*/\1/p' "$TEST_DIR/out" | sort -u); do
+        grep -q "^#$key = " "$example" || fail "$example does not show the key $key"
+        grep -q "^$key = " "$TEST_DIR/all.conf" || fail "$key is not set when $example is uncommented"
+done
+# The values shown are the defaults (threads: one per CPU; the lists and the group have none; the
+# sockets and the state directory are the test's own).
+while IFS= read -r line; do
+        case $line in threads\ =* | allow\ =* | deny\ =* | socket-group\ =* | socket\ =* | status-socket\ =* | state-dir\ =*) continue ;; esac
+        grep -qxF -- "$line" <(echo "$defaults") || fail "$example: '$line' is not the default"
+done < <(grep -v '^#' "$TEST_DIR/out")
 
 pass

@@ -78,6 +78,19 @@ echo "$names" | grep -qx "$free" || fail "devices --wipeable lacks $free: $names
 echo "$names" | grep -qx "$mounted" && fail "devices --wipeable lists the mounted $mounted"
 wipectl devices --json --wipeable > /dev/null 2>&1 && fail "devices --json --wipeable accepted"
 
+# --- Anyone may list, through the read-only socket beside the control socket (wipectl goes there
+# by itself when the control socket refuses the connection). ---
+if command -v setpriv >/dev/null && [ -S "$TEST_DIR/wiped-status.sock" ]; then
+        chmod 0711 "$TEST_DIR" || hard_error "chmod $TEST_DIR"
+        nogroup=$(id -gn nobody 2>/dev/null || echo nogroup)
+        out=$(setpriv --reuid=nobody --regid="$nogroup" --clear-groups "$WIPECTL_BIN" --socket "$SOCK" devices --wipeable 2>&1) ||
+                fail "devices as nobody exited $?: $out"
+        echo "$out" | grep -qx "$free" || fail "devices as nobody lacks $free: $out"
+        echo "$out" | grep -qx "$mounted" && fail "devices as nobody lists the mounted $mounted"
+else
+        note "no setpriv or no read-only socket: the unprivileged listing is left out"
+fi
+
 # --- The running system's disk is listed and refused (only listed: nothing is written to it). ---
 root_majmin=$(findmnt -no MAJ:MIN / 2>/dev/null | head -1 | tr -d "[:space:]")
 if [ -n "$root_majmin" ] && [ "${root_majmin%%:*}" != 0 ] && [ -e "/sys/dev/block/$root_majmin" ]; then

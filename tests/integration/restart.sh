@@ -1,5 +1,6 @@
 #!/bin/bash
-# The daemon's own life: a second daemon may not share a socket or state directory; SIGTERM
+# The daemon's own life: a second daemon may not share a socket or state directory (the refusal
+# names the pid of the one that holds it); SIGTERM
 # mid-wipe stops the workers and exits 0, removing its socket; after SIGKILL mid-wipe the stale
 # socket is replaced and the device can be wiped again (the dead daemon's exclusive open is gone).
 # The jobs stopped are held by a rate limit (1 GiB at 32 MB/s: about 34 s) so that they are
@@ -12,7 +13,10 @@ start_daemon --threads 1 --queue-depth 1 --io-size 4K
 # A second daemon on the same state directory, or on the same live socket: refused.
 "$WIPED" --socket "$TEST_DIR/other.sock" --state-dir "$STATE" --foreground 2> "$TEST_DIR/err2" &&
         fail "second daemon on the same state directory started"
-grep -q "another wiped uses this state directory" "$TEST_DIR/err2" || fail "state dir: $(cat "$TEST_DIR/err2")"
+# The refusal names the daemon that holds the directory.
+grep -qF "$STATE: another wiped (pid $DAEMON_PID) uses this state directory" "$TEST_DIR/err2" ||
+        fail "state dir: $(cat "$TEST_DIR/err2")"
+[ "$(cat "$STATE/wiped.lock")" = "$DAEMON_PID" ] || fail "wiped.lock holds '$(cat "$STATE/wiped.lock")', not $DAEMON_PID"
 "$WIPED" --socket "$SOCK" --state-dir "$TEST_DIR/state2" --foreground 2> "$TEST_DIR/err2" &&
         fail "second daemon on the same socket started"
 grep -q "another daemon is serving" "$TEST_DIR/err2" || fail "socket: $(cat "$TEST_DIR/err2")"

@@ -30,13 +30,15 @@ find_one() {
         echo "$found"
 }
 socket_unit=$(find_one wiped.socket)
+status_unit=$(find_one wiped-status.socket)
 service_unit=$(find_one wiped.service)
 template_unit=$(find_one 'wipe@.service')
 sysusers_file=$(find_one sysusers.d/wiped.conf)
 example_file=$(find_one wipe.conf.example)
 unitdir=$(dirname "$socket_unit")
-if [ "$(dirname "$service_unit")" != "$unitdir" ] || [ "$(dirname "$template_unit")" != "$unitdir" ]; then
-        fail "the units are not in one directory: $socket_unit $service_unit $template_unit"
+if [ "$(dirname "$service_unit")" != "$unitdir" ] || [ "$(dirname "$template_unit")" != "$unitdir" ] ||
+        [ "$(dirname "$status_unit")" != "$unitdir" ]; then
+        fail "the units are not in one directory: $socket_unit $status_unit $service_unit $template_unit"
 fi
 note "units in $unitdir, $sysusers_file, $example_file"
 
@@ -60,7 +62,7 @@ wipectl_path=$(exec_path "$(unit_value "$template_unit" ExecStart)")
 # whole system's units in $ROOT); nothing else changes. ---
 VERIFY=$TEST_DIR/verify
 mkdir -p "$VERIFY"
-cp "$ROOT$socket_unit" "$ROOT$service_unit" "$ROOT$template_unit" "$VERIFY/"
+cp "$ROOT$socket_unit" "$ROOT$status_unit" "$ROOT$service_unit" "$ROOT$template_unit" "$VERIFY/"
 for u in "$VERIFY"/*; do
         while IFS= read -r line; do
                 p=$(exec_path "${line#*=}")
@@ -76,7 +78,7 @@ mandir=$(dirname "$(dirname "$(find_one man8/wiped.8)")")
 man_opt=--man=yes
 command -v man >/dev/null || { man_opt=--man=no; note "man missing: Documentation= not checked"; }
 instance="dev-loop0"
-MANPATH=$ROOT$mandir systemd-analyze verify "$man_opt" "$VERIFY/wiped.socket" "$VERIFY/wiped.service" \
+MANPATH=$ROOT$mandir systemd-analyze verify "$man_opt" "$VERIFY/wiped.socket" "$VERIFY/wiped-status.socket" "$VERIFY/wiped.service" \
         "$VERIFY/wipe@$instance.service" > "$TEST_DIR/verify.out" 2>&1
 rc=$?
 if [ $rc != 0 ] || [ -s "$TEST_DIR/verify.out" ]; then
@@ -114,6 +116,15 @@ fi
 [ "$(unit_value "$socket_unit" ListenStream)" = /run/wiped.sock ] || fail "wiped.socket: ListenStream is not /run/wiped.sock"
 [ "$(unit_value "$socket_unit" SocketGroup)" = wiped ] || fail "wiped.socket: SocketGroup is not wiped"
 [ "$(unit_value "$socket_unit" SocketMode)" = 0660 ] || fail "wiped.socket: SocketMode is not 0660"
+# The read-only socket: beside it, for everyone, passed to wiped.service under the name the daemon
+# knows it by, and enabled with wiped.socket.
+[ "$(unit_value "$status_unit" ListenStream)" = /run/wiped-status.sock ] ||
+        fail "wiped-status.socket: ListenStream is not /run/wiped-status.sock"
+[ "$(unit_value "$status_unit" SocketMode)" = 0666 ] || fail "wiped-status.socket: SocketMode is not 0666"
+[ "$(unit_value "$status_unit" Service)" = wiped.service ] || fail "wiped-status.socket: Service is not wiped.service"
+[ "$(unit_value "$status_unit" FileDescriptorName)" = status ] || fail "wiped-status.socket: FileDescriptorName is not status"
+[ "$(unit_value "$socket_unit" FileDescriptorName)" != status ] || fail "wiped.socket: named status"
+unit_value "$socket_unit" Also | grep -qx wiped-status.socket || fail "wiped.socket: no Also=wiped-status.socket"
 
 # --- The daemon as wiped.service runs it: the installed binary, only the capabilities of the
 # unit's bounding set, no new privileges, its umask. (Its mount namespace, device policy and
@@ -283,13 +294,17 @@ daemon_alive || fail "the daemon died of ExecReload="
 wipectl version > /dev/null || fail "no answer after ExecReload="
 stop_daemon || fail "the daemon exited $? on SIGTERM"
 
-# --- Socket activation: systemd-socket-activate makes and listens on the socket, passes it
-# (LISTEN_FDS) and execs the daemon as wiped.service does (the unit's ExecStart, plus a state
-# directory of the test's own; --socket names the same path, so that a daemon that ignored the
-# passed socket would fail to start rather than make one elsewhere). A wipe through it succeeds;
-# on SIGTERM the daemon exits 0 and leaves the socket it did not create. ---
+# --- Socket activation: systemd-socket-activate makes and listens on the sockets, passes them
+# (LISTEN_FDS, named as the units name them) and execs the daemon as wiped.service does (the
+# unit's ExecStart, plus a state directory of the test's own; --socket names the same path, so
+# that a daemon that ignored the passed socket would fail to start rather than make one
+# elsewhere). A wipe through the control socket succeeds; the read-only one answers a status and
+# refuses a submit; the daemon makes no socket of its own; on SIGTERM it exits 0 and leaves the
+# sockets it did not create. ---
 SOCK=$TEST_DIR/activated.sock
-systemd-socket-activate -l "$SOCK" "$UNIT_WIPED" --foreground --state-dir "$TEST_DIR/state2" \
+ro_sock=$TEST_DIR/activated-ro.sock
+systemd-socket-activate -l "$SOCK" -l "$ro_sock" --fdname="$(unit_value "$socket_unit" FileDescriptorName):status" \
+        "$UNIT_WIPED" --foreground --state-dir "$TEST_DIR/state2" \
         --socket "$SOCK" "${daemon_opts[@]}" >> "$TEST_DIR/daemon.log" 2>&1 &
 act_pid=$!
 register_pid "$act_pid"
@@ -311,11 +326,18 @@ dd if=/dev/urandom of="$dev2" bs=1M count=32 oflag=direct status=none || hard_er
 run_instance "$dev2"
 rc=$?
 [ $rc = 0 ] || { cat "$TEST_DIR/out" "$TEST_DIR/err" >&2; fail "a wipe through the activated socket exited $rc"; }
+out=$("$WIPECTL_BIN" --socket "$ro_sock" --json list --all) || fail "list through the passed read-only socket exited $?"
+[ "$(echo "$out" | jq '.jobs | length')" -ge 1 ] || fail "list through the passed read-only socket: $out"
+out=$("$WIPECTL_BIN" --socket "$ro_sock" wipe --yes --no-wait --verify none "$dev2" 2>&1)
+rc=$?
+[ $rc = 4 ] || fail "a wipe through the passed read-only socket exited $rc, expected 4: $out"
+[ ! -e "$TEST_DIR/activated-status.sock" ] || fail "the socket-activated daemon made a read-only socket of its own"
 kill -TERM "$act_pid"
 wait "$act_pid"
 rc=$?
 sed -i "/^$act_pid\$/d" "$TEST_DIR/pids"
 [ $rc = 0 ] || fail "the socket-activated daemon exited $rc on SIGTERM"
 [ -S "$SOCK" ] || fail "the daemon removed the socket systemd-socket-activate made"
+[ -S "$ro_sock" ] || fail "the daemon removed the read-only socket systemd-socket-activate made"
 
 pass "units verified; the template's ExecStart: 0, 6, 5; socket activation"

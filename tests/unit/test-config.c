@@ -61,6 +61,7 @@ static void test_values(void **state) {
                 "allow = /dev/disk/by-id/usb-*\n"
                 "deny = /dev/sda*\n"
                 "allow = /dev/loop*\r\n"
+                "status-socket = none\n"
                 "deny = /dev/nvme0n1";  /* no newline at the end */
         struct conffile c;
         char err[512], buf[128];
@@ -76,6 +77,7 @@ static void test_values(void **state) {
         assert_string_equal(c.socket, "/run/w.sock");
         assert_string_equal(c.state_dir, "/var/lib/w");
         assert_string_equal(c.socket_group, "disk");
+        assert_string_equal(c.status_socket, "none");
         assert_string_equal(c.method, "zero");
         assert_string_equal(c.verify, "sample=5");
         assert_int_equal(c.cipher, KEYSTREAM_CHACHA20);
@@ -140,7 +142,7 @@ static void test_empty(void **state) {
 
 static void test_errors(void **state) {
         (void) state;
-        parse_fails("threads = 2\nthread = 3\n", "f.conf:2: unknown key \"thread\"");
+        parse_fails("threads = 2\nthread = 3\n", "f.conf:2: unknown key \"thread\"; did you mean threads?");
         parse_fails("\n\nthreads = 2\nbuffers = 4\nthreads = 3\n",
                     "f.conf:5: duplicate key \"threads\" (first set on line 3)");
         parse_fails("threads = 0\n", "f.conf:1: threads = 0: invalid thread count (1..256)");
@@ -177,7 +179,8 @@ static void test_errors(void **state) {
         parse_fails("checkpoint-bytes = 1023K\n", "f.conf:1: checkpoint-bytes = 1023K: invalid size (1M..1T)");
         parse_fails("checkpoint-bytes = 2T\n", "f.conf:1: checkpoint-bytes = 2T: invalid size (1M..1T)");
         parse_fails("resume = yes\n", "f.conf:1: resume = yes: unknown resume mode (auto, manual)");
-        parse_fails("resume = Manual\n", "f.conf:1: resume = Manual: unknown resume mode (auto, manual)");
+        parse_fails("resume = Manual\n",
+                    "f.conf:1: resume = Manual: unknown resume mode (auto, manual); did you mean manual?");
         parse_fails("history-max-age = 36501\n",
                     "f.conf:1: history-max-age = 36501: invalid age (days, 0..36500; 0: forever)");
         parse_fails("max-bad = lots\n", "f.conf:1: max-bad = lots: invalid size of bad sectors (0..1P)");
@@ -196,12 +199,66 @@ static void test_errors(void **state) {
                     "f.conf:1: deny = sda: not an absolute path pattern (like /dev/disk/by-id/usb-*)");
         parse_fails("socket = run/w.sock\n", "f.conf:1: socket = run/w.sock: not an absolute path");
         parse_fails("state-dir = .\n", "f.conf:1: state-dir = .: not an absolute path");
+        parse_fails("status-socket = off\n",
+                    "f.conf:1: status-socket = off: not an absolute path, nor none (no read-only socket)");
         parse_fails("socket-group = a b\n", "f.conf:1: socket-group = a b: invalid group name");
         parse_fails("method =\n", "f.conf:1: method: no value");
         parse_fails("# c\nthreads 4\n", "f.conf:2: expected \"key = value\", got \"threads 4\"");
         parse_fails(" = 4\n", "f.conf:1: expected \"key = value\": no key before '='");
         parse_fails("[wiped]\n", "f.conf:1: expected \"key = value\", got \"[wiped]\"");
-        parse_fails("Threads = 4\n", "f.conf:1: unknown key \"Threads\"");
+        parse_fails("Threads = 4\n", "f.conf:1: unknown key \"Threads\"; did you mean threads?");
+}
+
+/* An unknown key or word names the closest known one, when it is close. */
+static void test_suggest(void **state) {
+        static const char *const words[] = { "auto", "manual" };
+        struct conffile c;
+        char err[1024];
+
+        (void) state;
+        /* '_' for '-', case, a missing, an extra, a wrong and two swapped letters. */
+        assert_string_equal(conffile_key_suggest("max_rate"), "max-rate");
+        assert_string_equal(conffile_key_suggest("STATE_DIR"), "state-dir");
+        assert_string_equal(conffile_key_suggest("maxrate"), "max-rate");
+        assert_string_equal(conffile_key_suggest("io-sizes"), "io-size");
+        assert_string_equal(conffile_key_suggest("methd"), "method");
+        assert_string_equal(conffile_key_suggest("mehtod"), "method");
+        assert_string_equal(conffile_key_suggest("checkpoint_intervall"), "checkpoint-interval");
+        assert_string_equal(conffile_key_suggest("deyn"), "deny");
+        /* Too far, or too short to tell. */
+        assert_null(conffile_key_suggest("speed"));
+        assert_null(conffile_key_suggest("rate"));
+        assert_null(conffile_key_suggest("x"));
+        assert_null(conffile_key_suggest(""));
+        assert_null(conffile_key_suggest("a-key-much-longer-than-any-key-wiped-knows-of-and-then-some-more"));
+        assert_string_equal(conffile_suggest("Auto", words, 2), "auto");
+        assert_string_equal(conffile_suggest("manaul", words, 2), "manual");
+        assert_null(conffile_suggest("never", words, 2));
+
+        parse_fails("max_rate = 200M\n", "f.conf:1: unknown key \"max_rate\"; did you mean max-rate?");
+        parse_fails("speed = 200M\n", "f.conf:1: unknown key \"speed\"");
+        parse_fails("worker-policy = idel\n", "f.conf:1: worker-policy = idel: unknown scheduling policy "
+                    "(other, batch, idle); did you mean idle?");
+        parse_fails("cipher = chacha\n",
+                    "f.conf:1: cipher = chacha: unknown cipher (auto, aes-128-ctr, chacha20); did you mean chacha20?");
+        parse_fails("hidden-area = restor\n", "f.conf:1: hidden-area = restor: unknown hidden-area policy "
+                    "(restore, refuse, ignore); did you mean restore?");
+        parse_fails("cipher = rc4\n", "f.conf:1: cipher = rc4: unknown cipher (auto, aes-128-ctr, chacha20)");
+
+        /* Every problem of a file, one line each, in order; the good lines are read. */
+        assert_int_equal(parse(&c, "thread = 2\nbuffers = 8\nio-size = 3\nfoo\nresume = Auto\n", err, sizeof(err)),
+                         -EINVAL);
+        assert_string_equal(err, "f.conf:1: unknown key \"thread\"; did you mean threads?\n"
+                                 "f.conf:3: io-size = 3: invalid I/O size (4K..64M, multiple of 4K)\n"
+                                 "f.conf:4: expected \"key = value\", got \"foo\"\n"
+                                 "f.conf:5: resume = Auto: unknown resume mode (auto, manual); did you mean auto?");
+        assert_true(c.set[CONFFILE_BUFFERS]);
+        assert_int_equal(c.buffers, 8);
+        conffile_done(&c);
+        /* A short buffer cuts the list, terminated. */
+        assert_int_equal(parse(&c, "thread = 2\nthread = 3\n", err, 20), -EINVAL);
+        assert_int_equal(strlen(err), 19);
+        conffile_done(&c);
 }
 
 /* The bounds of the chunk, checkpoint and history keys are accepted, and their values read. */
@@ -287,7 +344,8 @@ static void test_priority(void **state) {
         parse_fails("worker-policy = fifo\n",
                     "f.conf:1: worker-policy = fifo: unknown scheduling policy (other, batch, idle)");
         parse_fails("worker-policy = Batch\n",
-                    "f.conf:1: worker-policy = Batch: unknown scheduling policy (other, batch, idle)");
+                    "f.conf:1: worker-policy = Batch: unknown scheduling policy (other, batch, idle); "
+                    "did you mean batch?");
         parse_fails("worker-policy = SCHED_BATCH\n",
                     "f.conf:1: worker-policy = SCHED_BATCH: unknown scheduling policy (other, batch, idle)");
         parse_fails("worker-policy = normal\n",
@@ -487,6 +545,7 @@ static void test_roundtrip(void **state) {
                 [CONFFILE_PURGE_FALLBACK] = "zeroout", [CONFFILE_HIDDEN_AREA] = "refuse",
                 [CONFFILE_KEYSTREAM_BACKEND] = "gcrypt",
                 [CONFFILE_ALLOW] = "/dev/loop*", [CONFFILE_DENY] = "/dev/sd*",
+                [CONFFILE_STATUS_SOCKET] = "/run/w-status.sock",
         };
         struct conffile a = {}, b = {}, empty = {}, merged = {}, file;
         char msg[128], buf[128], text[4096] = "", err[512];
@@ -607,6 +666,7 @@ int main(void) {
                 cmocka_unit_test(test_values),
                 cmocka_unit_test(test_empty),
                 cmocka_unit_test(test_errors),
+                cmocka_unit_test(test_suggest),
                 cmocka_unit_test(test_bounds),
                 cmocka_unit_test(test_priority),
                 cmocka_unit_test(test_hidden_area),
