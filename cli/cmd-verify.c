@@ -97,7 +97,7 @@ static int cmd_verify_exec(const struct cmd_entry *self, const struct wipectl_op
 
 const struct cmd_entry cmd_verify_entry = {
         .name = "verify",
-        .args = "[--verify MODE] [--seed N] [--no-wait] JOB",
+        .args = "[--verify MODE] [--seed N] [--no-wait] [--reconnect-timeout S] [--progress-interval S] JOB",
         .summary = "Read a finished job's device back again and wait for the result",
         .help = "  --verify MODE        sample[=PCT], last or all (default: the job's own mode, or last\n"
                 "                       if it had none); the last pass is compared\n"

@@ -270,6 +270,7 @@ static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv,
                 { "yes", no_argument, NULL, 'y' },
                 { "dry-run", no_argument, NULL, 'n' },
                 { "no-wait", no_argument, NULL, ARG_NO_WAIT },
+                WATCH_LONG_OPTIONS,
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -348,6 +349,14 @@ static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv,
                 case ARG_NO_WAIT:
                         *no_wait = true;
                         break;
+                case WATCH_ARG_RECONNECT:
+                case WATCH_ARG_PROGRESS: {
+                        int r = watch_option(self, opt, optarg);
+
+                        if (r >= 0)
+                                return r;
+                        break;
+                }
                 default:
                         return cmd_option_other(self, argv, opt);
                 }
@@ -513,7 +522,7 @@ static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_opti
 const struct cmd_entry cmd_wipe_entry = {
         .name = "wipe",
         .args = "[--method NAME | --passes LIST] [--verify MODE] [--seed N] [--cipher NAME] [--max-rate RATE] "
-                "[--queue-depth N] [--io-size SIZE] [--max-bad SIZE] [--yes] [--dry-run] [--no-wait] DEVICE...",
+                "[--queue-depth N] [--io-size SIZE] [--max-bad SIZE] [--yes] [--dry-run] [--no-wait] [--reconnect-timeout S] [--progress-interval S] DEVICE...",
         .summary = "Overwrite devices, verify them, and wait for the jobs",
         .help = "  --method NAME        random (default), zero, random-zero, zeroout, discard,\n"
                 "                       secure-discard, dod-3pass, schneier, gutmann\n"
@@ -532,6 +541,6 @@ const struct cmd_entry cmd_wipe_entry = {
                 "                       0: fail at the first)\n"
                 "  -y, --yes            do not ask for confirmation (required when stdin is not a terminal)\n"
                 "  -n, --dry-run        check and plan everything, print the plan and an estimate, write nothing\n"
-                "  --no-wait            print the job ids and return at once\n",
+                "  --no-wait            print the job ids and return at once\n" WATCH_OPTIONS_HELP,
         .exec = cmd_wipe_exec,
 };

@@ -411,6 +411,21 @@ static void output_report_device(struct json_object *rep) {
                         output_signatures_text(before, "    ");
                 }
         }
+        /* After the last write the kernel is asked to read the partition table again, so that no
+         * partition of the old table stays (null: not tried, e.g. a partition or a loop device
+         * without partition scanning). */
+        {
+                struct json_object *reread = NULL;
+
+                if (json_object_object_get_ex(rep, "partitions_reread", &reread) && reread) {
+                        if (json_object_get_boolean(reread))
+                                printf("  Partitions:    the kernel read the partition table again; the old partitions are gone\n");
+                        else
+                                printf("  Partitions:    the kernel could not read the partition table again (%s): the old "
+                                       "partitions may still be listed until the device is re-attached\n",
+                                       output_get_string(rep, "partitions_reread_error", "?"));
+                }
+        }
         /* Reports written before the daemon probed have neither field: say nothing. */
         if (!json_object_object_get_ex(rep, "signatures_after", &after))
                 return;

@@ -18,11 +18,12 @@ _wipectl_jobs() {
         local -a args=()
         [ -n "$socket" ] && args=(--socket "$socket")
         json=$(timeout 2 "$wipectl" "${args[@]}" --json list 2>/dev/null) || return 0
-        # A JOB prints its "id" before its "state"; no object nested in a JOB has either key.
+        # A JOB prints its "job" (and, until the next release, "id") before its "state"; no object
+        # nested in a JOB has these keys.
         while IFS= read -r line; do
                 case $line in
-                *'"id":'*)
-                        id=${line#*'"id":'}
+                *'"id":'* | *'"job":'*)
+                        id=${line#*:}
                         id=${id//[!0-9]/}
                         ;;
                 *'"state":'*)
@@ -40,7 +41,7 @@ _wipectl_jobs() {
                         id=
                         ;;
                 esac
-        done < <(printf '%s\n' "$json" | grep -oE '"(id|state)": *("[a-z]+"|[0-9]+)')
+        done < <(printf '%s\n' "$json" | grep -oE '"(id|job|state)": *("[a-z]+"|[0-9]+)')
 }
 
 # _wipectl_devices WIPECTL SOCKET CUR: the devices whose path starts with CUR (default /dev/)
@@ -77,8 +78,8 @@ _wipectl_help_options() {
 
 _wipectl() {
         local cur=${COMP_WORDS[COMP_CWORD]} prev='' wipectl=${COMP_WORDS[0]} socket='' cmd='' i w
-        local commands="version status list cancel pause resume forget report devices probe methods verify watch wait wipe"
-        local globals="--socket --json --bytes --help --version"
+        local commands="version status list cancel pause resume forget report devices probe methods verify watch wait wipe help"
+        local globals="--socket --json -J --bytes --quiet -q --help --version -V"
         local opts='' args_opts='' positional=''
         local IFS=$' \t\n'
 
@@ -178,6 +179,11 @@ _wipectl() {
         methods) opts="--json --help" ;;
         devices) opts="--json --wipeable --help" ;;
         version) opts="--help" ;;
+        help)
+                # "wipectl help CMD": a command, once.
+                [ "$prev" = help ] && COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+                return 0
+                ;;
         *) return 0 ;;
         esac
         # What this wipectl's --help lists wins over the lists above (which are for a wipectl

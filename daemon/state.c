@@ -223,6 +223,9 @@ struct json_object *state_record_json(struct job *job) {
         add(o, "started_at", json_object_new_double(job->started_at));
         add(o, "reported", json_object_new_boolean(job->reported));
         add(o, "report_file", str_or_null(job->report_file));
+        /* Since 0.1 (issue 18): absent in older records, which read as "not tried". */
+        if (job->partitions_reread)
+                add(o, "partitions_reread", json_object_new_int(job->partitions_reread));
 
         pthread_mutex_lock(&job->lock);
         /* A later verification in progress is not part of the wipe: the record keeps how the wipe
@@ -977,6 +980,16 @@ int state_record_parse(struct json_object *rec, struct job *job, char *err, size
                 parse_backends(&p, field(&p, rec, "keystream_backends", json_type_array, false), job);
         if (json_object_object_get_ex(rec, "superseded_by", &v) && v)
                 job->superseded_by = get_u64(&p, rec, "superseded_by", UINT64_MAX - 1);
+        /* 1: the partition table was read again after the wipe, -errno: it could not be. */
+        if (json_object_object_get_ex(rec, "partitions_reread", &v)) {
+                int64_t pr = json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : 0;
+
+                if (pr == 0 || pr > 1 || pr < -4095) {
+                        if (!p.bad)
+                                p.bad = "partitions_reread";
+                } else
+                        job->partitions_reread = (int) pr;
+        }
         if (p.bad) {
                 snprintf(err, err_len, "field \"%s\" is missing or wrong", p.bad);
                 return strcmp(p.bad, "(out of memory)") == 0 ? -ENOMEM : -EBADMSG;

@@ -7,8 +7,8 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 
 COMPLETION=$top_srcdir/cli/wipectl.bash
-COMMANDS="version status list cancel pause resume forget report devices probe methods verify watch wait wipe"
-GLOBALS="--socket --json --bytes --help --version"
+COMMANDS="version status list cancel pause resume forget report devices probe methods verify watch wait wipe help"
+GLOBALS="--socket --json -J --bytes --quiet -q --help --version -V"
 [ -f "$COMPLETION" ] || hard_error "$COMPLETION missing"
 bash -n "$COMPLETION" || fail "$COMPLETION: syntax error"
 
@@ -74,13 +74,15 @@ comp_is "$GLOBALS" wipectl -
 comp_is "$COMMANDS" wipectl --json --bytes ''
 comp_is "$COMMANDS" wipectl --socket /nowhere.sock ''
 comp_is "$COMMANDS" wipectl --socket = /nowhere.sock --json ''
+comp_is "$COMMANDS" wipectl help ''
+comp_is "wait watch wipe" wipectl -J help w
 comp_is "--socket" wipectl --so
 # After --socket: a path, never a command.
 got=$(comp wipectl --socket '')
 echo "$got" | grep -qx wipe && fail "completion after --socket offers commands: $got"
 
 # --- Each command's options: everything its --help lists (the CLI's own help is the list). ---
-for cmd in $COMMANDS; do
+for cmd in ${COMMANDS% help}; do
         opts=$(help_options "$cmd")
         [ -n "$opts" ] || fail "wipectl $cmd --help lists no option"
         comp_has "$opts" wipectl "$cmd" -

@@ -138,6 +138,13 @@ id=$(wipectl --json wipe --yes --method zero --verify none "$parted" | jq -r '.j
 report=$(wipectl --json report "$id") || fail "report $id failed"
 jq_is "$report" .partitions_reread true "report $id"
 jq_is "$report" .partitions_reread_error null "report $id"
+wipectl report "$id" | grep -q "^  Partitions: *the kernel read the partition table again" ||
+        fail "report $id: no Partitions line: $(wipectl report "$id")"
+# The job's record keeps it: a restarted daemon's report says the same.
+stop_daemon || fail "daemon exited $? at SIGTERM"
+start_daemon
+jq_is "$(wipectl --json status "$id")" '.jobs[0].state' done "job $id after a restart"
+jq_is "$(wipectl --json report "$id")" .partitions_reread true "report $id after a restart"
 row=$(dev_json "$parted")
 jq_is "$row" '.partitions | length' 0 "$parted"
 jq_is "$row" .content null "$parted"
