@@ -46,8 +46,8 @@ slow3=$(make_loop 1G)
 # --- The daemon down: every command prints the error as JSON, exit 3. ---
 SOCKET=$TEST_DIR/none.sock
 for args in "status" "status 1" "list" "list --all" "cancel 1" "cancel 1 2" "pause 1" "resume 1" "forget 1" \
-        "report 1" "version" "wait" "wait 1" "watch" "watch 1" "probe $a" "verify 1" \
-        "wipe --yes $a" "wipe --yes --no-wait $a"; do
+        "report 1" "version" "wait" "wait 1" "watch" "watch 1" "probe $a" "verify 1" "devices" \
+        "wipe --yes $a" "wipe --yes --no-wait $a" "wipe --dry-run $a"; do
         # shellcheck disable=SC2086
         out=$(error_doc "$args, daemon down" 3 ENOENT --json $args) || exit 1
         # shellcheck disable=SC2086

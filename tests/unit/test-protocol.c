@@ -52,6 +52,23 @@ static void test_valid(void **state) {
         assert_int_equal(req.op, PROTOCOL_OP_WATCH);
         assert_false(protocol_op_mutates(req.op));
         protocol_request_done(&req);
+
+        /* Listing the devices changes nothing: anyone, on either socket. */
+        assert_int_equal(parse("{\"id\":9,\"op\":\"devices\"}", &req), 0);
+        assert_int_equal(req.op, PROTOCOL_OP_DEVICES);
+        assert_false(protocol_op_mutates(req.op));
+        protocol_request_done(&req);
+
+        /* A dry run is still a submit (it opens devices and may probe firmware): privileged. */
+        assert_int_equal(parse("{\"id\":11,\"op\":\"submit\",\"devices\":[\"/dev/loop1\"],\"dry_run\":true}", &req), 0);
+        assert_int_equal(protocol_get_bool(req.obj, "dry_run", &b), 0);
+        assert_true(b);
+        assert_true(protocol_op_mutates(req.op));
+        protocol_request_done(&req);
+        /* Not a boolean: the field is refused when the daemon reads it. */
+        assert_int_equal(parse("{\"id\":12,\"op\":\"submit\",\"devices\":[\"/dev/loop1\"],\"dry_run\":1}", &req), 0);
+        assert_int_equal(protocol_get_bool(req.obj, "dry_run", &b), -EINVAL);
+        protocol_request_done(&req);
 }
 
 static void test_malformed(void **state) {
