@@ -32,6 +32,8 @@ start_clients() {
         [[ $ID3 =~ ^[0-9]+$ ]] || fail "no job for $dev3"
         wipectl wait "$ID3" > "$TEST_DIR/wait.out" 2> "$TEST_DIR/wait.err" &
         WAIT_PID=$!
+        wipectl --json watch "$ID3" > "$TEST_DIR/watch.out" 2> "$TEST_DIR/watch.err" &
+        WATCH_PID=$!
         wait_until 30 "jobs running on $dev1 and $dev2" eval '[ -n "$(job_of "$dev1")" ] && [ -n "$(job_of "$dev2")" ]'
         ID1=$(job_of "$dev1")
         ID2=$(job_of "$dev2")
@@ -52,6 +54,15 @@ check_clients() {
         [ $rc = 0 ] || fail "$1: --json wipe exited $rc: $(cat "$TEST_DIR/json.err")"
         wait "$WAIT_PID"; rc=$?
         [ $rc = 0 ] || fail "$1: wait exited $rc: $(cat "$TEST_DIR/wait.out" "$TEST_DIR/wait.err")"
+        # watch --json: a "reconnecting" event, a new "start", and only the real end.
+        wait "$WATCH_PID"; rc=$?
+        [ $rc = 0 ] || fail "$1: watch --json exited $rc: $(cat "$TEST_DIR/watch.err")"
+        jq -e -s '[.[] | select(.event == "reconnecting")] | length >= 1' "$TEST_DIR/watch.out" > /dev/null ||
+                fail "$1: watch --json printed no reconnecting event: $(cat "$TEST_DIR/watch.out")"
+        jq -e -s '[.[] | select(.event == "start")] | length >= 2' "$TEST_DIR/watch.out" > /dev/null ||
+                fail "$1: watch --json printed no second start event: $(cat "$TEST_DIR/watch.out")"
+        jq -e -s '[.[] | select(.event == "end")] | length == 1 and (.[0].jobs[0].state // .[0].job.state) == "done"' \
+                "$TEST_DIR/watch.out" > /dev/null || fail "$1: watch --json ends: $(jq -c -s '[.[] | select(.event == "end")]' "$TEST_DIR/watch.out")"
         jq -e --arg id "$ID2" '.jobs[0].id == ($id | tonumber) and .jobs[0].state == "done"' "$TEST_DIR/json.out" \
                 > /dev/null || fail "$1: --json wipe printed $(cat "$TEST_DIR/json.out")"
         grep -q "reconnecting" "$TEST_DIR/plain.out" || fail "$1: plain wipe did not say it reconnects: $(cat "$TEST_DIR/plain.out")"
