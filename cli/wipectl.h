@@ -38,7 +38,7 @@ enum wipectl_exit {
 /* "format_version" of every JSON document wipectl prints (wipectl(1) "JSON OUTPUT"): it changes
  * when a field is renamed or removed, or changes its type or meaning; new fields do not change it.
  * 1 was the unversioned output before the one naming scheme of fields that wiped(8) documents. */
-#define WIPECTL_JSON_FORMAT 2
+#define WIPECTL_JSON_FORMAT JSON_FORMAT_VERSION
 
 /* Global options, parsed before the command name and read-only afterwards. */
 struct wipectl_options {

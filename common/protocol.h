@@ -10,6 +10,10 @@
 #include <json-c/json.h>
 
 #define PROTOCOL_VERSION 1
+/* The "format_version" of every JSON document wipectl prints and of every report the daemon
+ * signs: 2 is the first with one naming scheme for fields and units (wiped(8), NAMES AND UNITS).
+ * It changes when a field is renamed or removed, or changes type or meaning. */
+#define JSON_FORMAT_VERSION 2
 #define PROTOCOL_LINE_MAX (64 * 1024)   /* longest request or reply line, bytes, without '\n' */
 #define PROTOCOL_DEVICES_MAX 256        /* devices in one submit */
 #define PROTOCOL_SOCKET_DEFAULT "/run/wiped.sock"

@@ -594,6 +594,7 @@ struct json_object *job_report_json(struct job *job, bool with_keys) {
         } else
                 work = atomic_load(&job->bytes_done);
         pthread_mutex_unlock(&job->lock);
+        json_add(o, "format_version", json_object_new_int(JSON_FORMAT_VERSION));
         json_add(o, "job", json_object_new_uint64(job->id));
         json_add(o, "tool", json_object_new_string(PACKAGE_NAME " " PACKAGE_VERSION));
         json_add(o, "device", json_object_new_string(job->device));
