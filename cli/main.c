@@ -216,9 +216,10 @@ static const struct option main_global_options[] = {
         { "json", no_argument, NULL, MAIN_OPT_JSON },
         { "bytes", no_argument, NULL, MAIN_OPT_BYTES },
         { "quiet", no_argument, NULL, MAIN_OPT_QUIET },
+        { "version", no_argument, NULL, MAIN_OPT_VERSION },
 };
 #define MAIN_GLOBAL_OPTIONS (sizeof(main_global_options) / sizeof(main_global_options[0]))
-#define MAIN_GLOBAL_SHORT "Jq"         /* -J (--json), -q (--quiet) */
+#define MAIN_GLOBAL_SHORT "JqV"        /* -J (--json), -q (--quiet), -V (--version) */
 
 /* Take one global option (its value c, its argument arg); 0, or WIPECTL_EXIT_USAGE after the
  * error was reported. */
@@ -244,6 +245,11 @@ static int main_global_option(int c, const char *arg) {
         case MAIN_OPT_QUIET:
                 main_opts.quiet = true;
                 return 0;
+        case 'V':
+        case MAIN_OPT_VERSION:
+                /* Anywhere on the line, as the other global options: the version, nothing else. */
+                printf("wipectl %s\n", PACKAGE_VERSION);
+                exit(wipectl_exit(WIPECTL_EXIT_OK));
         default:
                 return -1;
         }

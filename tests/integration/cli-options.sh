@@ -103,7 +103,12 @@ grep -q -- "--socket: empty path" "$TEST_DIR/err" || fail "status --socket '': $
 expect_rc 2 "unknown command" "$WIPECTL_BIN" --socket "$SOCK" nosuch
 expect_rc 2 "no command" "$WIPECTL_BIN" --socket "$SOCK"
 expect_rc 2 "cancel without a job" "$WIPECTL_BIN" --socket "$SOCK" cancel
-expect_rc 2 "-V after a command" "$WIPECTL_BIN" --socket "$SOCK" status -V
+# -V and --version go anywhere too: the version, nothing of the command.
+for args in "status -V" "wipe --version $a" "report 1 -V --json"; do
+        # shellcheck disable=SC2086
+        out=$("$WIPECTL_BIN" --socket "$SOCK" $args) || fail "$args exited $?"
+        [ "$out" = "$v" ] || fail "$args printed: $out"
+done
 expect_rc 2 "wipe without --yes off a terminal" "$WIPECTL_BIN" --socket "$SOCK" wipe "$a" < /dev/null
 
 daemon_alive || fail "daemon died"
