@@ -75,7 +75,7 @@ while [ -n "$rest" ]; do
                 fail "$rules_example: not udev syntax at: $rest"
         rest=${BASH_REMATCH[5]}
 done
-for want in 'ACTION=="add"' 'SUBSYSTEM=="block"' 'ENV{DEVTYPE}=="disk"' 'ENV{ID_PATH}=="' 'TAG+="systemd"' \
+for want in 'ACTION=="add"' 'SUBSYSTEM=="block"' 'ENV{DEVTYPE}=="disk"' 'ENV{SYNTH_UUID}!="?*"' 'ENV{ID_PATH}=="' 'TAG+="systemd"' \
         'ENV{SYSTEMD_WANTS}+="wipe@dev-%k.service"'; do
         [[ $rules == *"$want"* ]] || fail "$rules_example: no $want"
 done
