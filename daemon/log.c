@@ -20,6 +20,7 @@
 static bool log_journal;        /* stderr is connected to journald, or detached with a journal */
 static bool log_syslog;         /* detached without a journal: syslog(3) */
 static bool log_tty;            /* stderr is a terminal */
+static bool log_detached;       /* stderr is /dev/null: a line that cannot go to the journal goes to syslog */
 static int log_max = LOG_INFO;
 
 /* The MESSAGE_IDs of job events (also in wiped(8)). */
@@ -66,20 +67,23 @@ void log_setup(bool verbose) {
         log_journal = stderr_is_journal();
         log_tty = isatty(STDERR_FILENO);
         log_syslog = false;
-        if (!log_journal && stderr_is_null()) {
-                /* Detached: the journal where it runs, else syslog; never the terminal left. */
+        log_detached = !log_journal && stderr_is_null();
+        if (log_detached) {
+                /* Detached: the journal where it runs, else syslog; never the terminal left.
+                 * syslog is opened either way: it takes what the journal refuses. */
+                openlog("wiped", LOG_PID, LOG_DAEMON);
                 if (access("/run/systemd/journal/socket", F_OK) == 0)
                         log_journal = true;
-                else {
-                        openlog("wiped", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+                else
                         log_syslog = true;
-                }
         }
         log_max = verbose ? LOG_DEBUG : LOG_INFO;
 }
 
 static void log_line(int level, const char *msg) {
-        if (log_syslog)
+        /* Detached, a message the journal did not take is not lost in /dev/null (syslog(3) opens
+         * its socket at the first call). */
+        if (log_syslog || log_detached)
                 syslog(level, "%s", msg);
         else if (log_tty)
                 fprintf(stderr, "wiped: %s\n", msg);

@@ -402,15 +402,6 @@ int main(int argc, char **argv) {
         }
         log_setup(o.verbose);
         log_verbose_on = o.verbose;
-        if (o.pidfile) {
-                pid_t other = pidfile_owner(o.pidfile);
-
-                if (other > 0) {
-                        log_error("%s: names wiped %ld, still running", o.pidfile, (long) other);
-                        conffile_done(&o.settings);
-                        return EXIT_FAILURE;
-                }
-        }
         /* $WIPED_SOCKET: under --socket, over the file. */
         if (!o.settings.set[CONFFILE_SOCKET] && getenv("WIPED_SOCKET") && *getenv("WIPED_SOCKET")) {
                 char msg[256];
@@ -426,6 +417,16 @@ int main(int argc, char **argv) {
                 conffile_done(&o.settings);
                 config_free();
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        }
+        /* After --check-config, which an admin runs beside the daemon before a reload. */
+        if (o.pidfile) {
+                pid_t other = pidfile_owner(o.pidfile);
+
+                if (other > 0) {
+                        log_error("%s: names wiped %ld, still running", o.pidfile, (long) other);
+                        conffile_done(&o.settings);
+                        return EXIT_FAILURE;
+                }
         }
         /* Before anything else: a configuration that does not parse starts nothing. */
         if (config_load(o.config_path, &o.settings) < 0) {
