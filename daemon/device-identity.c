@@ -132,12 +132,13 @@ void device_identity_done(struct device_identity *id) {
 /* The identity fields a confirmation is held to: what names one device and cannot change while it
  * stays the same device. Links, flags and topology may change; they are not compared. */
 static const char *const expect_compared[] = {
-        "node", "major", "minor", "size", "logical_sector", "physical_sector", "vendor", "model", "serial", "wwn",
-        "partition", "loop",
+        "node", "major", "minor", "size", "size_bytes", "logical_sector", "physical_sector", "vendor", "model",
+        "serial", "wwn", "partition", "loop",
 };
 /* Every member an identity has (device_identity_json()); an expectation holds only these. */
 static const char *const expect_known[] = {
-        "node", "name", "major", "minor", "size", "logical_sector", "physical_sector", "minimum_io", "optimal_io",
+        "node", "name", "major", "minor", "size", "size_bytes", "logical_sector", "physical_sector", "minimum_io",
+        "optimal_io",
         "alignment_offset", "rotational", "removable", "read_only", "transport", "vendor", "model", "serial", "wwn",
         "by_id", "partition", "loop",
 };
@@ -174,7 +175,7 @@ int device_expect_check(struct json_object *expect, char *err, size_t err_len) {
         for (size_t i = 0; i < sizeof(expect_compared) / sizeof(expect_compared[0]); i++) {
                 const char *k = expect_compared[i];
                 struct json_object *v = NULL;
-                bool number = strcmp(k, "major") == 0 || strcmp(k, "minor") == 0 || strcmp(k, "size") == 0 ||
+                bool number = strcmp(k, "major") == 0 || strcmp(k, "minor") == 0 || strcmp(k, "size") == 0 || strcmp(k, "size_bytes") == 0 ||
                               strcmp(k, "logical_sector") == 0 || strcmp(k, "physical_sector") == 0;
                 bool object = strcmp(k, "partition") == 0 || strcmp(k, "loop") == 0;
                 bool ok;
@@ -237,6 +238,9 @@ struct json_object *device_identity_json(const struct device_identity *id) {
         json_object_object_add(o, "name", json_str(id->name));
         json_object_object_add(o, "major", json_object_new_int((int) major(id->rdev)));
         json_object_object_add(o, "minor", json_object_new_int((int) minor(id->rdev)));
+        /* "size" is the deprecated name of size_bytes (wiped(8), NAMES AND UNITS): both for one
+         * release. An expectation from an older wipectl has only "size". */
+        json_object_object_add(o, "size_bytes", json_object_new_uint64(id->size));
         json_object_object_add(o, "size", json_object_new_uint64(id->size));
         json_object_object_add(o, "logical_sector", json_object_new_int64(id->logical_sector));
         json_object_object_add(o, "physical_sector", json_object_new_int64(id->physical_sector));
