@@ -239,7 +239,7 @@ static int cmd_wipe_ids(const struct client *c, struct json_object *reply, int64
                 return -ENOMEM;
         }
         for (size_t i = 0; i < len; i++) {
-                ids[i] = output_get_int(json_object_array_get_idx(jobs, i), "id", -1);
+                ids[i] = output_job_id(json_object_array_get_idx(jobs, i));
                 if (ids[i] < 0) {
                         wipectl_error("%s: submit reply with a job without \"id\"", c->path);
                         return -EBADMSG;

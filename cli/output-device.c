@@ -136,7 +136,7 @@ static const char *output_field_string(struct json_object *o, const char *key, b
 void output_identity_text(struct json_object *identity, const char *indent, int width) {
         struct json_object *by_id = output_get_array(identity, "by_id");
         struct json_object *loop = output_get_object(identity, "loop");
-        int64_t size = output_get_int(identity, "size", -1);
+        int64_t size = output_get_int_or(identity, "size_bytes", "size", -1);
         char a[512], b[64];
 
         width += (int) strlen(indent);
@@ -647,7 +647,7 @@ const char *output_device_summary(struct json_object *probe, char *buf, size_t n
         struct json_object *loop = output_get_object(identity, "loop");
         const char *model = output_get_string(identity, "model", NULL);
         const char *serial = output_get_string(identity, "serial", NULL);
-        int64_t size = output_get_int(identity, "size", -1);
+        int64_t size = output_get_int_or(identity, "size_bytes", "size", -1);
         char a[512];
         size_t l = 0;
 

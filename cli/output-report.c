@@ -709,7 +709,7 @@ void output_report_text(struct json_object *rep) {
         const char *device = output_get_string(rep, "device", "?");
         const char *state = output_get_string(rep, "state", "?");
         int64_t size = output_device_size(rep);
-        int64_t written = output_get_int(rep, "bytes_written", -1);
+        int64_t written = output_get_int_or(rep, "written_bytes", "bytes_written", -1);
         struct json_object *passes = NULL, *list = NULL;
         bool any_random = false, any_key = false;
         double duration;

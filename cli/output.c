@@ -89,12 +89,12 @@ enum verify_mode output_mode_of(const char *mode) {
 
 /* Field name of o, else its deprecated name old (a daemon or a stored report of the release before,
  * wiped(8) NAMES AND UNITS), else def. */
-static int64_t output_get_int_or(struct json_object *o, const char *name, const char *old, int64_t def) {
+int64_t output_get_int_or(struct json_object *o, const char *name, const char *old, int64_t def) {
         return json_object_object_get_ex(o, name, NULL) ? output_get_int(o, name, def) : output_get_int(o, old, def);
 }
 
 /* A job's id: "job", or "id" from a daemon before NAMES AND UNITS. */
-static int64_t output_job_id(struct json_object *job) {
+int64_t output_job_id(struct json_object *job) {
         return output_get_int_or(job, "job", "id", -1);
 }
 
@@ -103,7 +103,7 @@ int64_t output_device_size(struct json_object *o) {
         int64_t size = output_get_int_or(o, "size_bytes", "size", -1);
 
         if (size < 0 && o && json_object_object_get_ex(o, "identity", &identity))
-                size = output_get_int(identity, "size", -1);
+                size = output_get_int_or(identity, "size_bytes", "size", -1);
         return size;
 }
 

@@ -167,12 +167,12 @@ static struct json_object *watch_request(const int64_t *ids, size_t n, int64_t i
 /* Put job into jobs in place of the job with its id, or at the end; *slot gets it (borrowed).
  * 0 or -ENOMEM. */
 static int watch_update(struct json_object *jobs, struct json_object *job, struct json_object **slot) {
-        int64_t id = output_get_int(job, "id", -1);
+        int64_t id = output_job_id(job);
         size_t n = json_object_array_length(jobs);
 
         *slot = job;
         for (size_t i = 0; i < n; i++)
-                if (output_get_int(json_object_array_get_idx(jobs, i), "id", -2) == id)
+                if (output_job_id(json_object_array_get_idx(jobs, i)) == id)
                         return json_object_array_put_idx(jobs, i, json_object_get(job)) < 0 ? -ENOMEM : 0;
         if (json_object_array_add(jobs, json_object_get(job)) < 0) {
                 json_object_put(job);
@@ -259,7 +259,8 @@ static bool watch_resuming(const struct watch_run *run, struct json_object *jobs
 
 /* The tenth of its work job has done, 0 to 10. */
 static int watch_job_step(struct json_object *job) {
-        int64_t done = output_get_int(job, "bytes_done", 0), total = output_get_int(job, "bytes_total", 0);
+        int64_t done = output_get_int_or(job, "work_done_bytes", "bytes_done", 0);
+        int64_t total = output_get_int_or(job, "work_total_bytes", "bytes_total", 0);
 
         if (total <= 0 || done <= 0)
                 return 0;
@@ -300,7 +301,7 @@ static void watch_show(struct watch_run *run, struct json_object *job, bool stat
                 return;
         }
         step = watch_job_step(job);
-        st = watch_step_of(run, output_get_int(job, "id", -1));
+        st = watch_step_of(run, output_job_id(job));
         if (st && st->step >= 0 && step > st->step)
                 state = true;
         if (st && state)
@@ -322,7 +323,7 @@ static int watch_view_start(struct watch_run *run, bool anyway) {
         run->started = true;
         for (size_t i = 0; run->plain && i < n; i++) {
                 struct json_object *job = json_object_array_get_idx(run->jobs, i);
-                struct watch_step *st = watch_step_of(run, output_get_int(job, "id", -1));
+                struct watch_step *st = watch_step_of(run, output_job_id(job));
 
                 if (st)
                         st->step = watch_job_step(job);
@@ -491,7 +492,7 @@ static int watch_again(struct watch_run *run) {
                 return -ENOMEM;
         }
         for (size_t i = 0; i < n; i++)
-                ids[i] = output_get_int(json_object_array_get_idx(run->jobs, i), "id", -1);
+                ids[i] = output_job_id(json_object_array_get_idx(run->jobs, i));
         for (;;) {
                 _cleanup_json_ struct json_object *request = NULL, *reply = NULL;
                 struct json_object *jobs = NULL, *slot;
@@ -551,7 +552,7 @@ static int watch_again(struct watch_run *run) {
                         for (size_t k = 0; k < json_object_array_length(run->jobs); k++) {
                                 struct json_object *old = json_object_array_get_idx(run->jobs, k);
 
-                                if (output_get_int(old, "id", -1) == output_get_int(job, "id", -2))
+                                if (output_job_id(old) == output_job_id(job) && output_job_id(job) >= 0)
                                         was = output_get_string(old, "state", NULL);
                         }
                         was = was ? strdupa(was) : NULL;
@@ -684,7 +685,7 @@ int watch_outcome(struct json_object *status) {
                  * the wait for it still fails as the check did. */
                 if ((s == JOB_DONE || s == JOB_DONE_ERRORS) && json_object_object_get_ex(job, "verify", &verify) &&
                     verify_end_from_name(output_get_string(verify, "result", NULL), &end) == 0) {
-                        wipectl_error("job %" PRId64 ": %s: verifying again %s; the job stays %s", output_get_int(job, "id", -1),
+                        wipectl_error("job %" PRId64 ": %s: verifying again %s; the job stays %s", output_job_id(job),
                                       output_get_string(job, "node", "?"), end == VERIFY_END_ERROR ? "failed (I/O error)" :
                                       end == VERIFY_END_CANCELLED ? "was cancelled" : "was interrupted", state);
                         if (end == VERIFY_END_CANCELLED)
@@ -740,7 +741,7 @@ static void watch_detached(struct json_object *status, const int64_t *ids, size_
                 n = json_object_array_length(jobs);
         for (size_t i = 0; i < n; i++) {
                 struct json_object *job = jobs ? json_object_array_get_idx(jobs, i) : NULL;
-                int64_t id = job ? output_get_int(job, "id", -1) : ids[i];
+                int64_t id = job ? output_job_id(job) : ids[i];
 
                 if (job && job_state_name_is_final(output_get_string(job, "state", NULL)))
                         continue;
@@ -770,9 +771,14 @@ int watch_wait(struct client *c, const struct watch_settings *s, bool json, stru
                 return WIPECTL_EXIT_DETACHED;
         }
         if (r == -ETIMEDOUT) {
-                /* The daemon or the resume did not come back in time: the jobs stay interrupted. */
+                int outcome = *status ? watch_outcome(*status) : WIPECTL_EXIT_JOB_INTERRUPTED;
+
+                /* The daemon or the resume did not come back in time: the jobs stay interrupted;
+                 * one that had failed or was cancelled before still says so (6, 7 before 8). */
                 if (json && !s->events && *status)
                         output_render(OUTPUT_JOBS, *status, true);
+                if (outcome == WIPECTL_EXIT_JOB_FAILED || outcome == WIPECTL_EXIT_JOB_CANCELLED)
+                        return outcome;
                 return WIPECTL_EXIT_JOB_INTERRUPTED;
         }
         if (r < 0)
@@ -819,7 +825,7 @@ int watch_until_stopped(const struct wipectl_options *opts, struct json_object *
 
         if (!json_object_object_get_ex(holder, "job", &job) || !watch_job_stopping(job))
                 return WIPECTL_EXIT_OK;
-        id = output_get_int(job, "id", -1);
+        id = output_job_id(job);
         request = watch_request(&id, 1, 0);
         if (!request) {
                 wipectl_error("out of memory");

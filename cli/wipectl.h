@@ -292,6 +292,11 @@ struct output_job_text {
  * verification reads: bytes_done of bytes_total), not the device's size. */
 void output_job_text(struct json_object *job, struct output_job_text *t);
 /* The device size of a JOB or REPORT object in bytes: its "size", else its identity's, else -1. */
+/* Field name of o, else its deprecated name old (a daemon or a stored report of the release
+ * before, wiped(8) NAMES AND UNITS), else def. */
+int64_t output_get_int_or(struct json_object *o, const char *name, const char *old, int64_t def);
+/* A job's id: "job", or "id" from a daemon before NAMES AND UNITS; -1 without either. */
+int64_t output_job_id(struct json_object *job);
 int64_t output_device_size(struct json_object *o);
 /* Copy s into buf (n bytes) fit for a terminal: control characters become \xNN, so that a label
  * or a model string cannot move the cursor; with quote, the result is in double quotes and '"'
