@@ -17,24 +17,6 @@
 #define CMD_WATCH_INTERVAL_MAX_MS 3600000
 #define CMD_WAIT_INTERVAL_MS CMD_WATCH_INTERVAL_MAX_MS /* wait needs state changes only */
 
-/* Parse --interval: seconds as a plain decimal number ("2", "0.5"), 0.1 to 3600. 0 or -EINVAL. */
-static int cmd_watch_parse_interval(const char *s, int64_t *ms) {
-        size_t dots = 0;
-        double v;
-
-        if (!*s || strspn(s, "0123456789.") != strlen(s) || strcmp(s, ".") == 0)
-                return -EINVAL;
-        for (const char *p = s; *p; p++)
-                dots += *p == '.';
-        if (dots > 1)
-                return -EINVAL;
-        v = strtod(s, NULL) * 1000.0 + 0.5;
-        if (!(v >= CMD_WATCH_INTERVAL_MIN_MS && v < CMD_WATCH_INTERVAL_MAX_MS + 1))
-                return -EINVAL;
-        *ms = (int64_t) v;
-        return 0;
-}
-
 /* Connect and watch_wait() as s says. Returns -1 when every job has ended, or an exit status
  * (130 after Ctrl-C); *status as watch_wait() leaves it, NULL when the connection failed. */
 static int cmd_watch_run(const struct wipectl_options *opts, const struct watch_settings *s,
@@ -69,7 +51,7 @@ static int cmd_watch_exec(const struct cmd_entry *self, const struct wipectl_opt
         while ((opt = cmd_getopt(argc, argv, ":h", options)) >= 0)
                 switch (opt) {
                 case ARG_INTERVAL:
-                        if (cmd_watch_parse_interval(optarg, &s.interval_ms) < 0)
+                        if (watch_parse_seconds(optarg, CMD_WATCH_INTERVAL_MIN_MS, CMD_WATCH_INTERVAL_MAX_MS, &s.interval_ms) < 0)
                                 return cmd_usage_error(self, "bad interval '%s' (seconds, 0.1 to 3600)", optarg);
                         break;
                 case WATCH_ARG_RECONNECT:

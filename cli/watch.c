@@ -26,9 +26,7 @@ struct watch_tuning watch_tuning = {
         .progress_ms = WATCH_PROGRESS_DEFAULT_MS,
 };
 
-/* Parse seconds as a plain decimal number ("60", "0.5") into *ms, from min_ms to max_ms.
- * 0 or -EINVAL. */
-static int watch_parse_seconds(const char *s, int64_t min_ms, int64_t max_ms, int64_t *ms) {
+int watch_parse_seconds(const char *s, int64_t min_ms, int64_t max_ms, int64_t *ms) {
         size_t dots = 0;
         double v;
 

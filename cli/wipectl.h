@@ -457,6 +457,9 @@ enum { WATCH_ARG_RECONNECT = 0x400, WATCH_ARG_PROGRESS };
 /* Take option opt (WATCH_ARG_*) with its argument arg for command self: -1 when taken, else the
  * exit status of a usage error (printed). */
 int watch_option(const struct cmd_entry *self, int opt, const char *arg);
+/* Parse seconds as a plain decimal number ("60", "0.5") into *ms, from min_ms to max_ms.
+ * 0 or -EINVAL. */
+int watch_parse_seconds(const char *s, int64_t min_ms, int64_t max_ms, int64_t *ms);
 /* Watch jobs on the connected client c until every one has ended: send the watch request, then
  * follow its events, showing them as s says; Ctrl-C stops the wait (the jobs keep running). Closes
  * c. Returns -1 when every job has ended; else what every wait (watch, wait, wipe, verify) returns

@@ -146,11 +146,9 @@ static void config_install(struct conffile *c, bool found) {
         }
 }
 
-int config_load(const char *path, struct conffile *cmdline) {
-        struct conffile next;
-        bool found;
-        int r;
-
+/* Start over with the file at path (NULL: the default, which may be absent) and the command
+ * line's settings (taken from *cmdline). 0 or -ENOMEM. */
+static int config_begin(const char *path, struct conffile *cmdline) {
         config_free();
         config.required = path != NULL;
         config.path = strdup(path ? path : WIPED_CONFIG_DEFAULT);
@@ -158,6 +156,17 @@ int config_load(const char *path, struct conffile *cmdline) {
                 return -ENOMEM;
         config.cmdline = *cmdline;
         *cmdline = (struct conffile) {};
+        return 0;
+}
+
+int config_load(const char *path, struct conffile *cmdline) {
+        struct conffile next;
+        bool found;
+        int r;
+
+        r = config_begin(path, cmdline);
+        if (r < 0)
+                return r;
         r = config_build(&next, &found, NULL);
         if (r >= 0)
                 config_install(&next, found);
@@ -198,13 +207,9 @@ int config_test(const char *path, struct conffile *cmdline) {
         bool found;
         int r;
 
-        config_free();
-        config.required = path != NULL;
-        config.path = strdup(path ? path : WIPED_CONFIG_DEFAULT);
-        if (!config.path)
-                return -ENOMEM;
-        config.cmdline = *cmdline;
-        *cmdline = (struct conffile) {};
+        r = config_begin(path, cmdline);
+        if (r < 0)
+                return r;
         r = config_build(&next, &found, stderr);
         if (r < 0) {
                 conffile_done(&next);
