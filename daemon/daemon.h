@@ -28,6 +28,7 @@
 #define WIPED_QD_MAX 256
 #define WIPED_THREADS_MAX 256
 #define WIPED_REPLY_BACKLOG_MAX (16u << 20) /* unread reply bytes before a client is dropped */
+#define WIPED_READ_ONLY_BACKLOG_MAX (4u << 20) /* the same for a client of the read-only socket */
 
 struct job;
 struct pool;
@@ -133,6 +134,8 @@ struct device_probe {
         size_t n_parts;
         int refusal;                    /* 0 when it may be wiped, else -errno */
         char *refusal_msg;              /* "<node>: refusing: <reason>" */
+        bool no_exclusive_open;         /* in: skip the O_EXCL test, the last check (a listing
+                                         * must not make another program's O_EXCL open fail) */
 };
 
 /* Which job is writing the device rdev: its id, or 0. The job side passes one in (job_wiping), so
@@ -173,7 +176,8 @@ struct json_object *device_identity_json(const struct device_identity *id);
 struct json_object *device_signatures_json(const struct device_signature *s, size_t n);
 struct json_object *device_probe_json(const struct device_probe *p);
 /* device-list.c: every block device of the machine with its partitions, what is on each and
- * whether it may be wiped (wipectl(1) DEVICES); a new array, or NULL on ENOMEM. */
+ * whether it may be wiped (wipectl(1) DEVICES), without the exclusive open a submit tries (each
+ * row says "exclusive_checked": false); a new array, or NULL on ENOMEM. */
 struct json_object *device_list_json(device_wiper_fn *wiper);
 
 /* job.c */
@@ -644,6 +648,10 @@ struct server_config {
 #define SERVER_LISTENERS_MAX 2          /* the control socket and the read-only one */
 #define SERVER_STATUS_FDNAME "status"   /* FileDescriptorName= of the read-only socket systemd passes */
 #define SERVER_CONTROL_CLIENTS_RESERVED 64 /* of WIPED_CLIENTS_MAX: never taken by the read-only socket */
+#define SERVER_READ_ONLY_PER_UID_MAX 32 /* connections one uid may hold on the read-only socket */
+#define SERVER_REQUESTS_PER_WAKEUP 8    /* requests of one connection answered before the others' turn */
+#define SERVER_PAUSE_BACKLOG (256u << 10) /* unsent reply bytes above which a connection's further
+                                         * requests wait (are not read) until it reads its replies */
 /* Open the sockets to serve (wiped(8) PERMISSIONS): those systemd passed (sd_listen_fds: the one
  * named SERVER_STATUS_FDNAME read-only, the other the control socket; then none is created), else
  * the control socket at control_path (0660, the socket group) and, unless status_path is NULL, the
@@ -687,6 +695,9 @@ struct watch {
  * "watch" request that was accepted also returns its subscription in *watch (NULL otherwise). */
 struct json_object *client_handle(struct pool *pool, const struct peer *peer, const char *line, size_t len,
                                   struct watch **watch);
+#define CLIENT_DEVICES_CACHE_S 2.0      /* how old a device list a read-only peer may be sent */
+/* Free the device list kept for the read-only peers' devices requests (at exit). */
+void client_devices_cache_drop(void);
 void watch_free(struct watch *w);
 /* The events due now for a subscription, appended to events (an array): "state" when a job's
  * state, pass or phase changed, "progress" every interval while it runs, "end" once when every

@@ -3,12 +3,15 @@
  * each with what is on it and the daemon's own answer to "may it be wiped, and if not, why", from
  * the same checks a submit makes (device-policy.c).
  * Looking never disturbs: a device is opened read-only, never for writing, no firmware command is
- * sent (the firmware capabilities are left to probe), and only a device that passed every other
- * check is opened O_EXCL for the instant that tells whether another program holds it, as a probe
- * and a submit do.
+ * sent (the firmware capabilities are left to probe), and, unlike a probe and a submit, nothing
+ * is opened O_EXCL: anyone may list, as often as they like, and an exclusive open of ours would
+ * make another program's (mkfs, mount, cryptsetup) fail at that instant. So a device that another
+ * program holds open exclusively, without a holder or a mount, is listed wipeable and refused at
+ * submit; each row says so ("exclusive_checked": false).
  * Runs on the main thread (the devices request). */
 #include "config.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +35,7 @@ static int list_probe(const char *node, dev_t rdev, device_wiper_fn *wiper, stru
         struct part_node *pn = NULL;
         size_t n_pn = 0;
 
-        *p = (struct device_probe) {};
+        *p = (struct device_probe) { .no_exclusive_open = true };
         p->path = strdup(node);
         p->id.node = strdup(node);
         if (!p->path || !p->id.node)
@@ -134,6 +137,7 @@ static struct json_object *list_row(const char *node, dev_t rdev, bool partition
         json_object_object_add(o, "holder", json_str(holder));
         json_object_object_add(o, "mountpoint", json_str(mnt));
         json_object_object_add(o, "wipeable", json_object_new_boolean(p.refusal == 0));
+        json_object_object_add(o, "exclusive_checked", json_object_new_boolean(false));
         if (p.refusal) {
                 struct json_object *e = json_object_new_object();
 
@@ -146,23 +150,58 @@ static struct json_object *list_row(const char *node, dev_t rdev, bool partition
         return TAKE_PTR(o);
 }
 
+/* Natural order, as people number devices: a run of digits compares as a number, so loop2
+ * comes before loop10 and nvme0n2 before nvme0n10. */
 static int name_cmp(const void *a, const void *b) {
         const char *x = *(const char *const *) a, *y = *(const char *const *) b;
-        size_t lx = strlen(x), ly = strlen(y);
 
-        /* loop2 before loop10, as lsblk sorts by device number within a kind */
-        return lx != ly && strncmp(x, y, lx < ly ? lx : ly) == 0 ? (lx < ly ? -1 : 1) : strcmp(x, y);
+        while (*x && *y) {
+                if (isdigit((unsigned char) *x) && isdigit((unsigned char) *y)) {
+                        size_t lx, ly;
+                        int d;
+
+                        while (*x == '0' && isdigit((unsigned char) x[1]))
+                                x++;
+                        while (*y == '0' && isdigit((unsigned char) y[1]))
+                                y++;
+                        lx = strspn(x, "0123456789");
+                        ly = strspn(y, "0123456789");
+                        if (lx != ly)
+                                return lx < ly ? -1 : 1;
+                        d = strncmp(x, y, lx);
+                        if (d)
+                                return d;
+                        x += lx;
+                        y += ly;
+                        continue;
+                }
+                if (*x != *y)
+                        return (unsigned char) *x < (unsigned char) *y ? -1 : 1;
+                x++;
+                y++;
+        }
+        return *x ? 1 : *y ? -1 : 0;
+}
+
+static void list_names_free(char **v) {
+        for (size_t i = 0; v && v[i]; i++)
+                free(v[i]);
+        free(v);
 }
 
 /* The names of the entries of /sys/block, sorted; NULL-terminated, or NULL on error. */
 static char **list_names(void) {
         DIR *dir = opendir("/sys/block");
         struct dirent *de;
-        char **v = NULL;
+        char **v = calloc(1, sizeof(*v));
         size_t n = 0;
 
-        if (!dir)
+        if (!dir || !v) {
+                if (dir)
+                        closedir(dir);
+                free(v);
                 return NULL;
+        }
         while ((de = readdir(dir))) {
                 char **nv;
 
@@ -170,19 +209,21 @@ static char **list_names(void) {
                         continue;
                 nv = realloc(v, (n + 2) * sizeof(*v));
                 if (!nv)
-                        break;
+                        goto fail;
                 v = nv;
                 v[n] = strdup(de->d_name);
                 if (!v[n])
-                        break;
+                        goto fail;
                 v[++n] = NULL;
         }
         closedir(dir);
-        if (!v)
-                v = calloc(1, sizeof(*v));
-        else
-                qsort(v, n, sizeof(*v), name_cmp);
+        qsort(v, n, sizeof(*v), name_cmp);
         return v;
+fail:
+        /* Not a shorter list: the caller says it could not list. */
+        closedir(dir);
+        list_names_free(v);
+        return NULL;
 }
 
 /* The device number of /sys/block/name, 0 when unknown. */
@@ -219,7 +260,7 @@ struct json_object *device_list_json(device_wiper_fn *wiper) {
         int r = 0;
 
         if (!arr || !names) {
-                free(names);
+                list_names_free(names);
                 return NULL;
         }
         for (size_t i = 0; names[i] && r == 0; i++) {
@@ -267,8 +308,6 @@ struct json_object *device_list_json(device_wiper_fn *wiper) {
                 json_object_object_add(row, "partitions", parts);
                 json_object_array_add(arr, row);
         }
-        for (size_t i = 0; names[i]; i++)
-                free(names[i]);
-        free(names);
+        list_names_free(names);
         return r < 0 ? NULL : TAKE_PTR(arr);
 }

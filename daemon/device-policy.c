@@ -149,8 +149,10 @@ void device_check(struct device_probe *p, device_wiper_fn *wiper, const struct p
                 refuse(p, -EINVAL, "size %" PRIu64 " is not a multiple of the sector size %u", p->id.size,
                        p->id.logical_sector);
 
-        /* Last: whoever else holds it exclusively (a mounter we did not see, a partitioner...). */
-        if (!p->refusal) {
+        /* Last: whoever else holds it exclusively (a mounter we did not see, a partitioner...).
+         * Not for a listing: its O_EXCL open, however short, would make another program's own
+         * exclusive open (mkfs, mount, cryptsetup) fail with EBUSY at that moment. */
+        if (!p->refusal && !p->no_exclusive_open) {
                 r = open(p->id.node, O_RDONLY | O_EXCL | O_CLOEXEC);
                 if (r < 0 && errno == EBUSY)
                         refuse(p, -EBUSY, "is open exclusively by another program");

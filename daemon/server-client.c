@@ -673,16 +673,39 @@ static struct json_object *op_probe(struct request_ctx *c) {
         return r;
 }
 
-/* Every block device of the machine and whether it may be wiped: read-only, like a probe. */
+/* The last device list and when it was made (CLOCK_MONOTONIC seconds), for the read-only peers. */
+static struct json_object *devices_cache;
+static double devices_cache_at;
+
+void client_devices_cache_drop(void) {
+        json_object_put(devices_cache);
+        devices_cache = NULL;
+}
+
+/* Every block device of the machine and whether it may be wiped: read-only, like a probe. A
+ * listing opens and probes every device on the main thread, and anyone may ask through the
+ * read-only socket: there, one listing serves every request for CLIENT_DEVICES_CACHE_S seconds,
+ * so that a flood of requests costs one listing per period, not one each. The control socket's
+ * peers (root and the group, who may wipe) get a fresh one, which the others then share. */
 static struct json_object *op_devices(struct request_ctx *c) {
         struct json_object *r = protocol_reply_new(c->req->id), *arr;
+        double now = mono_s();
 
         if (!r)
                 return NULL;
-        arr = device_list_json(job_wiping);
-        if (!arr) {
-                json_object_put(r);
-                return NULL;
+        if (c->peer->read_only && devices_cache && now - devices_cache_at >= 0 &&
+            now - devices_cache_at < CLIENT_DEVICES_CACHE_S)
+                arr = json_object_get(devices_cache);
+        else {
+                arr = device_list_json(job_wiping);
+                if (!arr) {
+                        json_object_put(r);
+                        return NULL;
+                }
+                /* Shared, never changed: a reply only serializes it. */
+                json_object_put(devices_cache);
+                devices_cache = json_object_get(arr);
+                devices_cache_at = mono_s();
         }
         json_object_object_add(r, "devices", arr);
         return r;

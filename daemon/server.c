@@ -1,5 +1,8 @@
 /* The listening sockets and the main loop: epoll over the sockets, the clients, a timer and the
- * signals. Requests are lines; each is answered in order with one reply line. */
+ * signals. Requests are lines; each is answered in order with one reply line.
+ * All of it runs on one thread, so no client may hold it: a connection gets at most
+ * SERVER_REQUESTS_PER_WAKEUP answers in a row (the rest of its lines wait in its buffer for the
+ * next turn), and one that does not read its replies is not read from either (back-pressure). */
 #include "config.h"
 
 #include <errno.h>
@@ -36,8 +39,11 @@ struct conn {
         size_t out_len, out_off;
         bool eof;                       /* peer closed its side: close once out is written */
         bool drop;                      /* close now (error, or too much unread output) */
+        bool pending;                   /* whole request lines wait in in: served at the next turn */
         struct watch *watch;            /* job events it subscribed to, or NULL */
-        double active;                  /* CLOCK_MONOTONIC of its last bytes (or its accept) */
+        double active;                  /* CLOCK_MONOTONIC of its last request, or of the start of
+                                         * its unfinished one, or of its accept (empty lines and
+                                         * bytes of a line already timed do not count) */
         double partial_since;           /* since when it holds an unfinished line (0: none) */
         struct conn *prev, *next;       /* all connections, to close them at exit */
 };
@@ -80,8 +86,20 @@ static void conn_free(int ep, struct conn *c) {
         n_conns--;
 }
 
+/* The unsent reply bytes of c. */
+static size_t conn_backlog(const struct conn *c) {
+        return c->out_len - c->out_off;
+}
+
+/* Whether c must read its replies before it is served more (SERVER_PAUSE_BACKLOG). */
+static bool conn_paused(const struct conn *c) {
+        return conn_backlog(c) > SERVER_PAUSE_BACKLOG;
+}
+
 static int conn_append(struct conn *c, const char *data, size_t len) {
-        if (c->out_len - c->out_off + len > WIPED_REPLY_BACKLOG_MAX)
+        /* Beyond the cap the peer is dropped: only events (a watcher's) and the one reply that
+         * crossed SERVER_PAUSE_BACKLOG get there, since requests wait above that. */
+        if (conn_backlog(c) + len > (c->peer.read_only ? WIPED_READ_ONLY_BACKLOG_MAX : WIPED_REPLY_BACKLOG_MAX))
                 return -ENOBUFS;
         if (c->out_off > 0 && c->out_off * 2 >= c->out_len) {
                 /* Drop what was sent, so that a steady reader keeps the buffer small. */
@@ -116,9 +134,12 @@ static void conn_reply(struct conn *c, struct json_object *reply) {
 }
 
 /* Register what the connection waits for: input until the peer closed its side (or we hung up
- * on it), output while replies are pending. */
+ * on it) unless whole requests still wait in its buffer or its replies are not read (level-
+ * triggered: input it would not read would wake the loop again and again), output while replies
+ * are pending. */
 static void conn_update_events(int ep, struct conn *c) {
-        uint32_t want = (c->eof ? 0 : EPOLLIN | EPOLLRDHUP) | (c->out_off < c->out_len ? EPOLLOUT : 0);
+        bool input = !c->eof && !c->pending && !conn_paused(c);
+        uint32_t want = (input ? EPOLLIN | EPOLLRDHUP : 0) | (c->out_off < c->out_len ? EPOLLOUT : 0);
 
         if (want != c->events) {
                 struct epoll_event ev = { .events = want, .data.ptr = c };
@@ -143,9 +164,13 @@ static void conn_flush(int ep, struct conn *c) {
         conn_update_events(ep, c);
 }
 
-static void conn_process_lines(struct conn *c, struct pool *pool) {
+/* Answer the whole lines in c's buffer, at most *budget of them (each answered one takes one)
+ * and none while c is paused; c->pending says whether whole lines are left. An empty line is no
+ * request: skipped, and no activity either. */
+static void conn_process_lines(struct conn *c, struct pool *pool, unsigned *budget) {
         size_t start = 0;
 
+        c->pending = false;
         for (;;) {
                 char *nl = memchr(c->in + start, '\n', c->in_len - start);
                 size_t len;
@@ -156,6 +181,12 @@ static void conn_process_lines(struct conn *c, struct pool *pool) {
                 if (len > 0) {
                         struct watch *w = NULL;
 
+                        if (*budget == 0 || conn_paused(c)) {
+                                c->pending = true;
+                                break;
+                        }
+                        (*budget)--;
+                        c->active = mono_s();
                         conn_reply(c, client_handle(pool, &c->peer, c->in + start, len, &w));
                         if (w) {
                                 /* A new watch replaces the connection's previous one. */
@@ -169,7 +200,7 @@ static void conn_process_lines(struct conn *c, struct pool *pool) {
         }
         memmove(c->in, c->in + start, c->in_len - start);
         c->in_len -= start;
-        if (c->in_len > PROTOCOL_LINE_MAX) {
+        if (!c->pending && c->in_len > PROTOCOL_LINE_MAX) {
                 /* A line that can never be a valid request: say so and hang up, since the rest
                  * of the stream cannot be framed reliably. */
                 conn_reply(c, protocol_reply_error(-1, -EMSGSIZE, "request longer than %d bytes", PROTOCOL_LINE_MAX));
@@ -178,8 +209,23 @@ static void conn_process_lines(struct conn *c, struct pool *pool) {
         }
 }
 
+/* Serve c: the whole lines already in its buffer, then what it sent, until the socket is empty,
+ * SERVER_REQUESTS_PER_WAKEUP requests were answered, or its unread replies pause it. What is left
+ * is served at its next turn (server_pending). */
 static void conn_read(int ep, struct conn *c, struct pool *pool) {
-        while (!c->eof && !c->drop) {
+        unsigned budget = SERVER_REQUESTS_PER_WAKEUP, reads = 0;
+
+        if (c->pending) {
+                conn_process_lines(c, pool, &budget);
+                if (!c->pending && c->in_len > 0 && c->partial_since == 0) {
+                        /* What is left is the start of a line: timed from now. */
+                        c->partial_since = mono_s();
+                        c->active = c->partial_since;
+                }
+        }
+        /* A bounded number of reads: a peer that writes as fast as we read (empty lines, say)
+         * is read again at its next turn (the socket stays readable), after the others. */
+        while (!c->eof && !c->drop && !c->pending && !conn_paused(c) && reads++ < SERVER_REQUESTS_PER_WAKEUP) {
                 size_t had;
                 ssize_t n;
 
@@ -210,20 +256,47 @@ static void conn_read(int ep, struct conn *c, struct pool *pool) {
                         break;
                 }
                 c->in_len += (size_t) n;
-                c->active = mono_s();
                 had = c->in_len - (size_t) n;
-                conn_process_lines(c, pool);
+                conn_process_lines(c, pool, &budget);
                 /* An unfinished line is timed from its first byte: trickling does not keep it. A
-                 * read that finished a line and began the next starts the clock again. */
-                if (c->in_len == 0)
+                 * read that finished a line and began the next starts the clock again. Lines
+                 * left whole in the buffer are not unfinished: they wait for their turn. */
+                if (c->in_len == 0 || c->pending)
                         c->partial_since = 0;
-                else if (c->partial_since == 0 || (c->in_len <= (size_t) n && had > 0))
-                        c->partial_since = c->active;
+                else if (c->partial_since == 0 || (c->in_len <= (size_t) n && had > 0)) {
+                        c->partial_since = mono_s();
+                        c->active = c->partial_since;
+                }
         }
         conn_flush(ep, c);
 }
 
+/* Serve the connections whose whole requests wait in their buffers (their turn came again, or
+ * they read their replies). Returns whether some still wait and may be served now, so that the
+ * loop does not sleep on them: their socket may never become readable again. */
+static bool server_pending(int ep, struct pool *pool) {
+        bool more = false;
+
+        for (struct conn *c = conns; c; c = c->next) {
+                if (!c->pending || c->drop || conn_paused(c))
+                        continue;
+                conn_read(ep, c, pool);
+                more |= c->pending && !c->drop && !conn_paused(c);
+        }
+        return more;
+}
+
 static bool listen_paused;      /* out of file descriptors: accept again at the next tick */
+
+/* How many connections uid holds on the read-only socket. */
+static unsigned server_read_only_conns_of(uid_t uid) {
+        unsigned n = 0;
+
+        for (const struct conn *c = conns; c; c = c->next)
+                if (c->peer.read_only && c->peer.uid == uid && !c->drop)
+                        n++;
+        return n;
+}
 
 static void server_accept(int ep, const struct listener *l) {
         for (;;) {
@@ -253,6 +326,15 @@ static void server_accept(int ep, const struct listener *l) {
                         static const char busy[] = "{\"id\":null,\"ok\":false,\"error\":{\"code\":\"EUSERS\",\"message\":\"too many clients\"}}\n";
 
                         (void) !send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+                        close(fd);
+                        continue;
+                }
+                if (l->read_only && server_read_only_conns_of(cred.uid) >= SERVER_READ_ONLY_PER_UID_MAX) {
+                        static const char many[] = "{\"id\":null,\"ok\":false,\"error\":{\"code\":\"EUSERS\",\"message\":"
+                                                   "\"too many connections of this user to the read-only socket (at most "
+                                                   STRINGIFY(SERVER_READ_ONLY_PER_UID_MAX) ")\"}}\n";
+
+                        (void) !send(fd, many, sizeof(many) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
                         close(fd);
                         continue;
                 }
@@ -522,7 +604,7 @@ int server_listen(const char *control_path, const char *status_path) {
                 }
         }
         if (status_path)
-                log_info("%s: read-only socket for everyone (version, status, list, watch, report)", status_path);
+                log_info("%s: read-only socket for everyone (version, status, list, watch, report, devices)", status_path);
         return 0;
 }
 
@@ -601,9 +683,10 @@ int server_run(struct pool *pool, void (*on_stop)(void *), void *arg) {
         log_info("ready: %u worker %s, %s of I/O buffers", pool_threads(pool),
                  units_plural(pool_threads(pool), "thread", "threads"), units_size(mem, sizeof(mem), pool_memory(pool)));
 
-        for (bool running = true; running;) {
+        for (bool running = true, more = false; running;) {
                 struct epoll_event evs[64];
-                int n = epoll_wait(ep, evs, 64, -1);
+                /* Requests left waiting in a buffer: look for events without sleeping. */
+                int n = epoll_wait(ep, evs, 64, more ? 0 : -1);
 
                 if (n < 0) {
                         if (errno == EINTR)
@@ -650,6 +733,7 @@ int server_run(struct pool *pool, void (*on_stop)(void *), void *arg) {
                                         conn_free(ep, c);
                         }
                 }
+                more = server_pending(ep, pool);
                 server_sweep(ep);
         }
         /* Stop the jobs while the clients are still connected, so that watchers see them end
@@ -658,5 +742,6 @@ int server_run(struct pool *pool, void (*on_stop)(void *), void *arg) {
         server_watch_tick(ep);
         while (conns)
                 conn_free(ep, conns);
+        client_devices_cache_drop();
         return 0;
 }
