@@ -28,54 +28,14 @@
 #include "strutil.h"
 
 /* Probe the block device node (device number rdev) as device_probe() does, but without asking
- * its firmware anything. 0 (a refusal is in p), or -ENOMEM. */
+ * its firmware anything and without the exclusive open. 0 (a refusal is in p), or -ENOMEM. */
 static int list_probe(const char *node, dev_t rdev, device_wiper_fn *wiper, struct device_probe *p) {
-        _cleanup_close_ int fd = -1;
-        struct devset family = {}, lower = {}, below = {};
-        struct part_node *pn = NULL;
-        size_t n_pn = 0;
-
         *p = (struct device_probe) { .no_exclusive_open = true };
         p->path = strdup(node);
         p->id.node = strdup(node);
         if (!p->path || !p->id.node)
                 return -ENOMEM;
-        devset_add(&family, rdev);
-        pn = sysfs_partitions(rdev, &family, &n_pn);
-        lower_devices(rdev, &lower, 0);
-        for (size_t i = 0; i < lower.n; i++)
-                if (lower.v[i] != rdev)
-                        devset_add(&below, lower.v[i]);
-        below.oom |= lower.oom;
-        device_check_system(p, rdev, &family, &below);
-        free(lower.v);
-        free(below.v);
-        device_check_config(p, node);
-
-        fd = open(node, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-        if (fd < 0) {
-                refuse(p, -errno, "cannot open: %s", strerror(errno));
-                part_nodes_free(pn, n_pn);
-                free(family.v);
-                return 0;
-        }
-        free(p->id.node);
-        p->id.node = NULL;
-        p->have_identity = true;
-        identity_read(&p->id, fd, node, rdev);
-        if (!p->id.node || !p->id.name || !p->id.by_id) {
-                part_nodes_free(pn, n_pn);
-                free(family.v);
-                return -ENOMEM;
-        }
-        if (p->id.size > 0) {
-                (void) signatures_scan(fd, &p->sigs, &p->n_sigs);
-                partitions_scan(p, fd, pn, n_pn);
-        }
-        device_check(p, wiper, pn, n_pn, &family);
-        part_nodes_free(pn, n_pn);
-        free(family.v);
-        return 0;
+        return device_probe_node(p, node, rdev, wiper, false);
 }
 
 /* What is on a probed device, in a word as lsblk's FSTYPE/PTTYPE: its first file system, RAID,

@@ -52,6 +52,13 @@ char *transport_of(const struct device_identity *id, const char *bus);
 char **disk_links(const char *node);
 const char *dev_name(dev_t d, char *buf, size_t n);
 void device_below(const struct device_probe *p, struct devset *below);
+
+/* device.c */
+/* The probe of the block device node (device number rdev) into p (path and id.node set by the
+ * caller): the system's and the configuration's refusals before it is opened, then read-only its
+ * identity, with firmware its erase offloads and firmware capabilities, its signatures and
+ * partitions, and the last refusals (device_check()). 0 (a refusal is in p), or -ENOMEM. */
+int device_probe_node(struct device_probe *p, const char *node, dev_t rdev, device_wiper_fn *wiper, bool firmware);
 bool loop_user_find(const struct devset *set, char *buf, size_t n);
 
 /* device-mount.c */

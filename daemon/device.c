@@ -22,10 +22,6 @@
 
 int device_probe(const char *path, device_wiper_fn *wiper, struct device_probe *p) {
         _cleanup_free_ char *node = NULL;
-        _cleanup_close_ int fd = -1;
-        struct devset family = {};
-        struct part_node *pn = NULL;
-        size_t n_pn = 0;
         struct stat st;
 
         *p = (struct device_probe) {};
@@ -72,20 +68,31 @@ int device_probe(const char *path, device_wiper_fn *wiper, struct device_probe *
                 return 0;
         }
 
-        /* The system's own disks are refused before anything else, even before opening them. */
-        devset_add(&family, st.st_rdev);
-        pn = sysfs_partitions(st.st_rdev, &family, &n_pn);
         p->id.node = strdup(node);
+        if (!p->id.node)
+                return -ENOMEM;
+        return device_probe_node(p, node, st.st_rdev, wiper, true);
+}
+
+int device_probe_node(struct device_probe *p, const char *node, dev_t rdev, device_wiper_fn *wiper, bool firmware) {
+        _cleanup_close_ int fd = -1;
+        struct devset family = {};
+        struct part_node *pn = NULL;
+        size_t n_pn = 0;
+
+        /* The system's own disks are refused before anything else, even before opening them. */
+        devset_add(&family, rdev);
+        pn = sysfs_partitions(rdev, &family, &n_pn);
         {
                 struct devset below = {};
                 struct devset lower = {};
 
-                lower_devices(st.st_rdev, &lower, 0);
+                lower_devices(rdev, &lower, 0);
                 for (size_t i = 0; i < lower.n; i++)
-                        if (lower.v[i] != st.st_rdev)
+                        if (lower.v[i] != rdev)
                                 devset_add(&below, lower.v[i]);
                 below.oom |= lower.oom;
-                device_check_system(p, st.st_rdev, &family, &below);
+                device_check_system(p, rdev, &family, &below);
                 free(lower.v);
                 free(below.v);
         }
@@ -102,17 +109,19 @@ int device_probe(const char *path, device_wiper_fn *wiper, struct device_probe *
         free(p->id.node);
         p->id.node = NULL;
         p->have_identity = true;
-        identity_read(&p->id, fd, node, st.st_rdev);
+        identity_read(&p->id, fd, node, rdev);
         if (!p->id.node || !p->id.name || !p->id.by_id) {
                 part_nodes_free(pn, n_pn);
                 free(family.v);
                 return -ENOMEM;
         }
-        sysfs_erase_read(st.st_rdev, &p->erase);
-        if (fw_probe(fd, &p->id, &p->firmware) < 0) {
-                part_nodes_free(pn, n_pn);
-                free(family.v);
-                return -ENOMEM;
+        if (firmware) {
+                sysfs_erase_read(rdev, &p->erase);
+                if (fw_probe(fd, &p->id, &p->firmware) < 0) {
+                        part_nodes_free(pn, n_pn);
+                        free(family.v);
+                        return -ENOMEM;
+                }
         }
         if (p->id.size > 0) {
                 (void) signatures_scan(fd, &p->sigs, &p->n_sigs);
