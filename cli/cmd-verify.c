@@ -63,12 +63,6 @@ static int cmd_verify_exec(const struct cmd_entry *self, const struct wipectl_op
                 case ARG_NO_WAIT:
                         no_wait = true;
                         break;
-                case WATCH_ARG_RECONNECT:
-                case WATCH_ARG_PROGRESS:
-                        r = watch_option(self, opt, optarg);
-                        if (r >= 0)
-                                return r;
-                        break;
                 default:
                         return cmd_option_other(self, argv, opt);
                 }

@@ -54,12 +54,6 @@ static int cmd_watch_exec(const struct cmd_entry *self, const struct wipectl_opt
                         if (watch_parse_seconds(optarg, CMD_WATCH_INTERVAL_MIN_MS, CMD_WATCH_INTERVAL_MAX_MS, &s.interval_ms) < 0)
                                 return cmd_usage_error(self, "bad interval '%s' (seconds, 0.1 to 3600)", optarg);
                         break;
-                case WATCH_ARG_RECONNECT:
-                case WATCH_ARG_PROGRESS:
-                        r = watch_option(self, opt, optarg);
-                        if (r >= 0)
-                                return r;
-                        break;
                 default:
                         return cmd_option_other(self, argv, opt);
                 }
@@ -95,12 +89,6 @@ static int cmd_wait_exec(const struct cmd_entry *self, const struct wipectl_opti
 
         while ((opt = cmd_getopt(argc, argv, ":h", options)) >= 0)
                 switch (opt) {
-                case WATCH_ARG_RECONNECT:
-                case WATCH_ARG_PROGRESS:
-                        r = watch_option(self, opt, optarg);
-                        if (r >= 0)
-                                return r;
-                        break;
                 default:
                         return cmd_option_other(self, argv, opt);
                 }

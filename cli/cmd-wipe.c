@@ -349,14 +349,6 @@ static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv,
                 case ARG_NO_WAIT:
                         *no_wait = true;
                         break;
-                case WATCH_ARG_RECONNECT:
-                case WATCH_ARG_PROGRESS: {
-                        int r = watch_option(self, opt, optarg);
-
-                        if (r >= 0)
-                                return r;
-                        break;
-                }
                 default:
                         return cmd_option_other(self, argv, opt);
                 }

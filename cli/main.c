@@ -295,6 +295,11 @@ int cmd_getopt(int argc, char **argv, const char *optstring, const struct option
         }
         while ((c = getopt_long(argc, argv, shorts, merged, NULL)) >= 0) {
                 r = main_global_option(c, optarg);
+                /* The options of every wait, for a command whose table has WATCH_LONG_OPTIONS. */
+                if (r < 0 && (c == WATCH_ARG_RECONNECT || c == WATCH_ARG_PROGRESS)) {
+                        r = watch_option(main_entry, c, optarg);
+                        r = r < 0 ? 0 : r;
+                }
                 if (r < 0)
                         return c;
                 if (r > 0)

@@ -442,7 +442,8 @@ struct watch_tuning {
                                          * this often, and at each tenth of its work */
 };
 extern struct watch_tuning watch_tuning;
-/* The getopt_long() entries of the options of every wait, their values, and their help lines. */
+/* The getopt_long() entries of the options of every wait, their values, and their help lines.
+ * cmd_getopt() takes them itself (watch_option()) for a command whose table has them. */
 enum { WATCH_ARG_RECONNECT = 0x400, WATCH_ARG_PROGRESS };
 #define WATCH_LONG_OPTIONS \
         { "reconnect-timeout", required_argument, NULL, WATCH_ARG_RECONNECT }, \

@@ -103,6 +103,12 @@ grep -q -- "--socket: empty path" "$TEST_DIR/err" || fail "status --socket '': $
 expect_rc 2 "unknown command" "$WIPECTL_BIN" --socket "$SOCK" nosuch
 expect_rc 2 "no command" "$WIPECTL_BIN" --socket "$SOCK"
 expect_rc 2 "cancel without a job" "$WIPECTL_BIN" --socket "$SOCK" cancel
+# The options of every wait, on each command that waits: a bad value is a usage error.
+expect_rc 2 "wait --reconnect-timeout abc" "$WIPECTL_BIN" --socket "$SOCK" wait --reconnect-timeout abc 1
+grep -q "wait: bad reconnect timeout 'abc'" "$TEST_DIR/err" || fail "wait --reconnect-timeout abc: $(cat "$TEST_DIR/err")"
+expect_rc 2 "wipe --progress-interval 0" "$WIPECTL_BIN" --socket "$SOCK" wipe --progress-interval 0 --yes "$a"
+expect_rc 2 "verify --reconnect-timeout -1" "$WIPECTL_BIN" --socket "$SOCK" verify --reconnect-timeout -1 1
+expect_rc 2 "status --reconnect-timeout 5 (not a wait)" "$WIPECTL_BIN" --socket "$SOCK" status --reconnect-timeout 5
 # -V and --version go anywhere too: the version, nothing of the command.
 for args in "status -V" "wipe --version $a" "report 1 -V --json"; do
         # shellcheck disable=SC2086
