@@ -36,6 +36,9 @@ enum conffile_key {
         CONFFILE_WORKER_NICE,
         CONFFILE_PURGE_FALLBACK,
         CONFFILE_HIDDEN_AREA,
+        CONFFILE_JOB_END_HOOK,          /* a shell command run when a job ends (wiped(8) HOOKS) */
+        CONFFILE_HOOK_TIMEOUT,
+        CONFFILE_HOOK_MAX_RUNNING,
         CONFFILE_ALLOW,                 /* a list: one pattern per line, may be repeated */
         CONFFILE_DENY,                  /* a list */
         _CONFFILE_KEY_MAX,
@@ -56,6 +59,8 @@ enum conffile_key {
 #define CONFFILE_MAX_BAD_MAX (1ull << 50)
 #define CONFFILE_CLIENT_TIMEOUT_MAX 3600        /* seconds */
 #define CONFFILE_WORKER_NICE_MAX 19             /* the lowest priority there is */
+#define CONFFILE_HOOK_TIMEOUT_MAX 86400         /* seconds */
+#define CONFFILE_HOOK_MAX_RUNNING_MAX 64
 #define CONFFILE_PATTERNS_MAX 1024      /* allow and deny lines together */
 #define CONFFILE_SIZE_MAX (1u << 20)    /* bytes of a file */
 
@@ -94,6 +99,9 @@ struct conffile {
         char *keystream_backend;        /* keystream_backend_spec_parse()'s syntax; NULL: auto */
         enum conffile_policy worker_policy;
         unsigned worker_nice;           /* 0..CONFFILE_WORKER_NICE_MAX: the workers' nice value */
+        char *job_end_hook;             /* run with /bin/sh -c when a job ends; NULL: none */
+        unsigned hook_timeout;          /* 1..CONFFILE_HOOK_TIMEOUT_MAX seconds */
+        unsigned hook_max_running;      /* 1..CONFFILE_HOOK_MAX_RUNNING_MAX hooks at once */
         char **allow, **deny;           /* fnmatch(3) patterns, absolute; NULL-terminated or NULL */
         size_t n_allow, n_deny;
 };

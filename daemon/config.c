@@ -18,6 +18,7 @@
 _Static_assert(CONFFILE_THREADS_MAX == WIPED_THREADS_MAX, "thread bound of the file and the daemon");
 _Static_assert(CONFFILE_BUFFERS_MAX == WIPED_BUFFERS_MAX, "buffer bound of the file and the daemon");
 _Static_assert(CONFFILE_QUEUE_DEPTH_MAX == WIPED_QD_MAX, "queue depth bound of the file and the daemon");
+_Static_assert(CONFFILE_HOOK_MAX_RUNNING_MAX == HOOK_MAX_RUNNING_MAX, "hook bound of the file and the daemon");
 _Static_assert(WIPED_CHUNK_SIZE_DEFAULT == CHUNK_SIZE_DEFAULT, "default chunk size of the file and the planner");
 
 static struct {
@@ -73,6 +74,10 @@ static int config_defaults(struct conffile *c) {
                 c->worker_policy = WIPED_WORKER_POLICY_DEFAULT;
         if (!c->set[CONFFILE_WORKER_NICE])
                 c->worker_nice = WIPED_WORKER_NICE_DEFAULT;
+        if (!c->set[CONFFILE_HOOK_TIMEOUT])
+                c->hook_timeout = HOOK_TIMEOUT_DEFAULT;
+        if (!c->set[CONFFILE_HOOK_MAX_RUNNING])
+                c->hook_max_running = HOOK_MAX_RUNNING_DEFAULT;
         /* resume (auto) and history-max-age (0: forever) default to their zero values. */
         if ((!c->socket && !(c->socket = strdup(sock))) ||
             (!c->state_dir && !(c->state_dir = strdup(WIPED_STATE_DIR_DEFAULT))) ||

@@ -55,6 +55,8 @@ enum log_event {
         LOG_EVENT_JOB_RESUMED,
         LOG_EVENT_REPORT_WRITTEN,
         LOG_EVENT_STATE_CORRUPT,
+        LOG_EVENT_HOOK_FINISHED,        /* a job's end hook exited 0 */
+        LOG_EVENT_HOOK_FAILED,          /* it exited non-zero, was killed, timed out or did not start */
         _LOG_EVENT_MAX,
 };
 /* The event's MESSAGE_ID (32 hex digits). */
@@ -288,6 +290,31 @@ struct job_unit {
         struct extent one;              /* a whole-device chunk */
 };
 
+/* hook.c: what became of the hook of a job's end (below: the functions) */
+enum hook_state {
+        HOOK_NONE,                      /* no hook for the job's latest end (none configured) */
+        HOOK_PENDING,                   /* queued, or due after a restart */
+        HOOK_RUNNING,
+        HOOK_EXITED,                    /* with exit_status (0: success) */
+        HOOK_KILLED,                    /* by signal, not by us */
+        HOOK_TIMED_OUT,                 /* killed by us after its timeout */
+        HOOK_NOT_STARTED,               /* /bin/sh could not be started */
+        _HOOK_STATE_MAX,
+};
+
+/* The hook of a job's latest end (main thread; kept in its record). */
+struct job_hook {
+        enum hook_state state;
+        double done_for;                /* the ended_at of the end whose hook completed (0: none) */
+        bool queued;                    /* handed to the runner, its outcome not back yet */
+        double queued_for;              /* for the end at this ended_at */
+        bool event_verify;              /* for the end of a later verification, not of the wipe */
+        int exit_status;                /* HOOK_EXITED (or a timed-out one that exited): 0..255; else -1 */
+        int signal;                     /* HOOK_KILLED, HOOK_TIMED_OUT: the signal that ended it */
+        double started, ended;          /* CLOCK_REALTIME seconds, 0 when not */
+        double duration;                /* seconds */
+};
+
 /* A job: one device, its passes and verification, and where it got to.
  *
  * Threads. The main thread owns the job table (job.c), submits, stops, resumes, forgets, writes
@@ -430,8 +457,42 @@ struct job {
         struct job *ckpt_next;          /* its checkpoint queue (its lock) */
         unsigned flush_run;             /* the run whose stage the flusher completes */
         double forgotten_at;            /* CLOCK_MONOTONIC when forgotten: freed a little later */
+        char *end_hook;                 /* its own hook command (a policy's); NULL: job-end-hook */
+        double end_hook_timeout;        /* its own hook's timeout, seconds; 0: hook-timeout */
+        struct job_hook hook;           /* the hook of its latest end (hook.c) */
         struct job *next;               /* job table order: oldest first */
 };
+
+/* hook.c: the command run when a job ends (wiped(8) "HOOKS") */
+#define HOOK_TIMEOUT_DEFAULT 60         /* hook-timeout, seconds */
+#define HOOK_MAX_RUNNING_DEFAULT 4      /* hook-max-running */
+#define HOOK_MAX_RUNNING_MAX 64
+#define HOOK_QUEUE_MAX 1024             /* hooks queued to start; more wait in their jobs (pending) */
+#define HOOK_OUTPUT_LINES 20            /* lines of a hook's output logged */
+#define HOOK_OUTPUT_MAX 4096            /* bytes of them */
+#define HOOK_LINE_MAX 512               /* longer lines are logged in pieces */
+#define HOOK_ENV_MAX 32                 /* variables of its environment */
+
+/* "none", "pending", "running", "exited", "killed", "timed-out", "not-started". */
+const char *hook_state_name(enum hook_state s);
+/* Start the runner thread. 0 or -errno. */
+int hook_start(void);
+/* Shutdown: queued hooks are dropped (pending in their records: they run after the next start);
+ * running ones get HOOK_STOP_GRACE s, then SIGTERM, then SIGKILL. Returns when none runs. */
+void hook_stop(void);
+/* How many hooks may run at once (hook-max-running). */
+void hook_set_max_running(unsigned n);
+/* Main loop: queue the job's hook when it ended for good, its report is written and its hook has
+ * not completed for that end; a job without a hook (none configured) has it counted as done. */
+void hook_job_check(struct job *job);
+/* Main loop: take the outcomes of the hooks into their jobs (records to be written). */
+void hook_collect(void);
+/* A loaded job whose record has no "end_hook" (written before hooks existed): no hook for its end. */
+void hook_job_loaded(struct job *job, bool in_record);
+/* The job's hook as status shows it (NULL when it has none), or as its record keeps it (record). */
+struct json_object *hook_json(const struct job *job, bool record);
+/* The record's "end_hook" into job. 0, -EBADMSG or -ENOMEM. */
+int hook_record_parse(struct json_object *o, struct job *job);
 
 /* What a submit asks for. */
 struct job_request {
@@ -449,6 +510,9 @@ struct job_request {
         uint64_t chunk_size;            /* bytes per chunk, 0: CHUNK_SIZE_DEFAULT */
         uint64_t max_bad;               /* bytes of bad sectors before the job fails */
         struct json_object *const *expect; /* per device: the identity the client confirmed, or NULL */
+        const char *end_hook;           /* the job's own hook (a policy's; never a client's), NULL: the
+                                         * global job-end-hook */
+        double end_hook_timeout;        /* its timeout, seconds; 0: hook-timeout */
 };
 
 /* Create and start jobs for every device (all or nothing): returns 0 and the new jobs in

@@ -442,6 +442,8 @@ struct json_object *job_to_json(struct job *job) {
                  (job->abort_state == JOB_INTERRUPTED && !config_settings()->resume_manual))));
         json_add(o, "identity", device_identity_json(&job->info));
         pthread_mutex_unlock(&job->lock);
+        /* The end hook's outcome (wiped(8) HOOKS); null when the job has none (yet). */
+        json_add(o, "hook", hook_json(job, false));
         return TAKE_PTR(o);
 }
 

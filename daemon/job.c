@@ -80,6 +80,7 @@ void job_free(struct job *job) {
         free(job->history);
         free(job->reason);
         free(job->report_file);
+        free(job->end_hook);
         free(job->bad);
         free(job->runs);
         free(job->method);
@@ -204,6 +205,11 @@ static struct job *job_new(const char *device, struct device_probe *probe, const
         job->max_holders = job->info.rotational ? 1 : WIPED_THREADS_MAX;
         rate_init(&job->rate, rq->max_rate);
         job->max_bad = rq->max_bad;
+        /* Its own end hook: a policy's; a client cannot name one (it would run as root). */
+        if (rq->end_hook && !(job->end_hook = strdup(rq->end_hook)) && *r == 0)
+                *r = -ENOMEM;
+        job->end_hook_timeout = rq->end_hook_timeout;
+        job->hook.exit_status = -1;
         atomic_store(&job->last_ok_ns, mono_ns());
         if (*r == 0 && job->verify == VERIFY_SAMPLE)
                 *r = job_plan_sample(job, rq->verify_percent, rq->have_seed, rq->seed);
@@ -1092,6 +1098,7 @@ void job_tick(void) {
         double mono = mono_s();
 
         job_sample_rates();
+        hook_collect();
         for (struct job *j = jobs_head; j; j = j->next) {
                 enum job_state s = job_get_state(j);
 
@@ -1133,6 +1140,7 @@ void job_tick(void) {
                 }
                 if (job_report_due(j) && mono >= j->report_retry)
                         job_write_report(j, NULL);
+                hook_job_check(j);
                 job_persist(j, mono);
         }
         job_prune(mono);

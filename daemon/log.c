@@ -37,6 +37,8 @@ static const char *const log_ids[_LOG_EVENT_MAX] = {
         [LOG_EVENT_JOB_RESUMED] = "736873e9b483437eaf52667fbc9886c4",
         [LOG_EVENT_REPORT_WRITTEN] = "37252d5071fe4b9b9478cad29768974a",
         [LOG_EVENT_STATE_CORRUPT] = "b0f6baeb377547f49b162f1bcd82d9c5",
+        [LOG_EVENT_HOOK_FINISHED] = "e068c435b65348d9b22697a789ac97cc",
+        [LOG_EVENT_HOOK_FAILED] = "1f3f1c1247a647aebc22d42e09564cb3",
 };
 
 const char *log_event_id(enum log_event e) {

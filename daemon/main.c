@@ -69,6 +69,12 @@ static void usage(FILE *f) {
                 "      --keystream-backend auto|openssl|gcrypt|CIPHER:BACKEND,...\n"
                 "                         the library that makes the keystream (default auto: the\n"
                 "                         fastest measured at start-up, per cipher)\n"
+                "      --job-end-hook COMMAND\n"
+                "                         run with /bin/sh -c when a job ends (default none; wiped(8) HOOKS)\n"
+                "      --hook-timeout SECONDS\n"
+                "                         kill a hook that runs longer, 1..86400 (default 60)\n"
+                "      --hook-max-running N\n"
+                "                         hooks run at once, 1..64; more wait (default 4)\n"
                 "      --pidfile PATH     write the daemon's pid there once it serves (removed at exit)\n"
                 "      --check-config     check the configuration, print the settings in effect and\n"
                 "                         exit (0: it is valid), starting nothing\n"
@@ -96,6 +102,9 @@ enum {
         OPT_WORKER_POLICY,
         OPT_WORKER_NICE,
         OPT_STATUS_SOCKET,
+        OPT_JOB_END_HOOK,
+        OPT_HOOK_TIMEOUT,
+        OPT_HOOK_MAX_RUNNING,
         OPT_PIDFILE = 0x300,
         OPT_CHECK_CONFIG,
 };
@@ -113,6 +122,8 @@ static bool option_key(int c, enum conffile_key *ret) {
                 { OPT_BACKEND, CONFFILE_KEYSTREAM_BACKEND },
                 { OPT_WORKER_POLICY, CONFFILE_WORKER_POLICY }, { OPT_WORKER_NICE, CONFFILE_WORKER_NICE },
                 { OPT_STATUS_SOCKET, CONFFILE_STATUS_SOCKET },
+                { OPT_JOB_END_HOOK, CONFFILE_JOB_END_HOOK }, { OPT_HOOK_TIMEOUT, CONFFILE_HOOK_TIMEOUT },
+                { OPT_HOOK_MAX_RUNNING, CONFFILE_HOOK_MAX_RUNNING },
         };
 
         for (size_t i = 0; i < sizeof(keyed) / sizeof(keyed[0]); i++)
@@ -176,6 +187,9 @@ static int parse_args(int argc, char **argv, struct options *o) {
                 { "worker-policy", required_argument, NULL, OPT_WORKER_POLICY },
                 { "worker-nice", required_argument, NULL, OPT_WORKER_NICE },
                 { "status-socket", required_argument, NULL, OPT_STATUS_SOCKET },
+                { "job-end-hook", required_argument, NULL, OPT_JOB_END_HOOK },
+                { "hook-timeout", required_argument, NULL, OPT_HOOK_TIMEOUT },
+                { "hook-max-running", required_argument, NULL, OPT_HOOK_MAX_RUNNING },
                 { "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
                 { "foreground", no_argument, NULL, 'f' },
                 { "pidfile", required_argument, NULL, OPT_PIDFILE },
@@ -500,6 +514,11 @@ int main(int argc, char **argv) {
                          s->max_rate ? units_rate(rate, sizeof(rate), (double) s->max_rate) : "none",
                          conffile_policy_name(s->worker_policy), s->worker_nice);
         }
+        r = hook_start();
+        if (r < 0) {
+                log_error("cannot start the hook thread: %s", strerror(-r));
+                goto fail;
+        }
         job_load_all(pool);
         if (o.pidfile && pidfile_write(o.pidfile) < 0)
                 goto fail;
@@ -511,6 +530,10 @@ int main(int argc, char **argv) {
                 log_error("main loop failed: %s", strerror(-r));
                 stop_jobs(&pool);
         }
+        /* The hooks that ran meanwhile into their records; those that did not, pending there. */
+        hook_stop();
+        hook_collect();
+        job_persist_all();
         job_free_all();
         if (o.pidfile)
                 unlink(o.pidfile);
@@ -522,6 +545,7 @@ int main(int argc, char **argv) {
 
 fail:
         daemonize_ready(ready_fd, false);
+        hook_stop();
         job_flusher_stop();
         pool_free(pool);
         server_unlisten();

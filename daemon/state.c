@@ -291,6 +291,8 @@ struct json_object *state_record_json(struct job *job) {
         add(o, "resumes", json_object_new_int((int) job->resumes));
         add(o, "superseded_by", job->superseded_by ? json_object_new_uint64(job->superseded_by) : NULL);
         pthread_mutex_unlock(&job->lock);
+        /* Since issue 19: the end hook's outcome (main thread's fields). */
+        add(o, "end_hook", hook_json(job, true));
         return TAKE_PTR(o);
 }
 
@@ -990,6 +992,17 @@ int state_record_parse(struct json_object *rec, struct job *job, char *err, size
                 } else
                         job->partitions_reread = (int) pr;
         }
+        /* Since issue 19: absent from older records (then no hook runs for their end). */
+        if (json_object_object_get_ex(rec, "end_hook", &v) && v) {
+                int hr = hook_record_parse(v, job);
+
+                if (hr == -ENOMEM)
+                        return -ENOMEM;
+                if (hr < 0 && !p.bad)
+                        p.bad = "end_hook";
+                hook_job_loaded(job, true);
+        } else
+                hook_job_loaded(job, false);
         if (p.bad) {
                 snprintf(err, err_len, "field \"%s\" is missing or wrong", p.bad);
                 return strcmp(p.bad, "(out of memory)") == 0 ? -ENOMEM : -EBADMSG;

@@ -1,0 +1,159 @@
+#!/bin/bash
+# The hook run at the end of a job (wiped(8) HOOKS): its environment names the job that ended
+# (done, cancelled, failed), its report is written before it runs, its exit status, output and
+# timeout are logged, it gets no descriptor of the daemon, it never blocks the daemon,
+# hook-max-running bounds how many run at once, and a hook the daemon did not get to run (killed
+# first) runs after the next start. Examples of doc/hooks/ are checked by shellcheck or sh -n.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+
+H=$TEST_DIR/hooks
+OUT=$TEST_DIR/out
+mkdir -p "$H" "$OUT" || hard_error "mkdir"
+
+# The shipped examples parse (and pass shellcheck when it is there).
+for f in "$top_srcdir"/doc/hooks/*.sh; do
+        [ -x "$f" ] || fail "$f is not executable"
+        sh -n "$f" || fail "$f does not parse"
+        if command -v shellcheck >/dev/null; then
+                shellcheck -s sh "$f" >&2 || fail "shellcheck $f"
+        fi
+done
+
+# A hook that writes its environment and whether the report exists.
+cat > "$H/env.sh" <<EOF
+#!/bin/sh
+env > "$OUT/\$WIPED_JOB.env.tmp"
+[ -f "\$WIPED_REPORT" ] && echo REPORT_EXISTS=yes >> "$OUT/\$WIPED_JOB.env.tmp"
+mv "$OUT/\$WIPED_JOB.env.tmp" "$OUT/\$WIPED_JOB.env"
+EOF
+chmod +x "$H/env.sh"
+
+hook_state() { wipectl --json status "$1" | jq -r '.jobs[0].hook.state'; }
+hook_is() { [[ $(hook_state "$1") =~ ^($2)$ ]]; }
+# wait_hook ID STATE_REGEX: until the job's hook is in that state.
+wait_hook() { wait_until 60 "job $1: hook $2" hook_is "$1" "$2"; }
+envval() { sed -n "s/^$2=//p" "$OUT/$1.env"; }
+# check_env ID VAR VALUE
+check_env() {
+        grep -q "^$2=" "$OUT/$1.env" || fail "job $1: $2 missing from the hook's environment"
+        [ "$(envval "$1" "$2")" = "$3" ] || fail "job $1: $2 is '$(envval "$1" "$2")', expected '$3'"
+}
+# check_job_env ID STATE EXIT: every variable against what status says of the job.
+check_job_env() {
+        local id=$1 st json node byid bypath=
+        json=$(wipectl --json status "$id") || fail "status $id"
+        st=$(echo "$json" | jq -c '.jobs[0]')
+        node=$(echo "$st" | jq -r '.identity.node')
+        check_env "$id" WIPED_EVENT wipe
+        check_env "$id" WIPED_JOB "$id"
+        check_env "$id" WIPED_STATE "$2"
+        check_env "$id" WIPED_EXIT_STATUS "$3"
+        check_env "$id" WIPED_DEVICE "$node"
+        check_env "$id" WIPED_DEVICE_NAME "${node#/dev/}"
+        check_env "$id" WIPED_SIZE_BYTES "$(echo "$st" | jq -r '.identity.size')"
+        for v in serial:SERIAL model:MODEL vendor:VENDOR wwn:WWN transport:TRANSPORT; do
+                check_env "$id" "WIPED_${v#*:}" "$(echo "$st" | jq -r ".identity.${v%%:*} // \"\"")"
+        done
+        byid=$(echo "$st" | jq -r '(.identity.by_id // []) | join(" ")')
+        check_env "$id" WIPED_BY_ID "$byid"
+        for l in /dev/disk/by-path/*; do
+                [ -e "$l" ] && [ "$(readlink -f "$l")" = "$node" ] && bypath=$l
+        done
+        check_env "$id" WIPED_BY_PATH "$bypath"
+        check_env "$id" WIPED_METHOD "$(echo "$st" | jq -r '.method')"
+        check_env "$id" WIPED_REPORT "$STATE/reports/$id.json"
+        check_env "$id" WIPED_POLICY ""
+        check_env "$id" REPORT_EXISTS yes
+        check_env "$id" PATH /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+        grep -q '^HOOKS_TEST_LEAK=' "$OUT/$id.env" && fail "job $id: the daemon's environment leaked into the hook"
+}
+
+a=$(make_loop 16M)
+big=$(make_loop 1G)
+thin=$(make_thin_loop 64M 16M) || exit $?
+
+# ---- done, cancelled, failed: the environment ----
+export HOOKS_TEST_LEAK=1
+start_daemon --threads 2 --job-end-hook "$H/env.sh" --hook-timeout 60
+unset HOOKS_TEST_LEAK
+id=$(wipectl --json wipe --yes --verify none "$a" | jq -r '.jobs[0].id') || fail "wipe $a"
+wait_hook "$id" exited
+[ -f "$OUT/$id.env" ] || fail "job $id: the hook did not run"
+check_job_env "$id" done 0
+check_env "$id" WIPED_ERROR ""
+[ "$(wipectl --json status "$id" | jq -r '.jobs[0].hook.exit_status')" = 0 ] || fail "hook exit status not 0"
+wipectl status "$id" | grep -q "^job $id: hook (wipe) exited 0" || fail "status text: $(wipectl status "$id")"
+grep -q "job $id: $a: hook exited 0" "$TEST_DIR/daemon.log" || fail "no log of the hook's end"
+
+idc=$(wipectl --json wipe --yes --no-wait --max-rate 32M "$big" | jq -r '.jobs[0].id') || fail "wipe $big"
+wait_state "$idc" running 30 > /dev/null || fail "job $idc not running"
+wipectl cancel "$idc" > /dev/null || fail "cancel $idc"
+wait_hook "$idc" exited
+check_job_env "$idc" cancelled 7
+
+idf=$(wipectl --json wipe --yes --no-wait "$thin" | jq -r '.jobs[0].id') || fail "wipe $thin"
+wait_hook "$idf" exited
+check_job_env "$idf" failed 6
+[ -n "$(envval "$idf" WIPED_ERROR)" ] || fail "failed job $idf: WIPED_ERROR empty"
+check_env "$idf" WIPED_ERROR "$(wipectl --json status "$idf" | jq -r '.jobs[0].error.message')"
+stop_daemon || fail "daemon exit status $?"
+
+# ---- exit status and output logged ----
+start_daemon --threads 2 --job-end-hook 'echo "out of $WIPED_JOB"; echo "err of $WIPED_JOB" >&2; exit 3'
+id=$(wipectl --json wipe --yes --verify none "$a" | jq -r '.jobs[0].id') || fail "wipe $a"
+wait_hook "$id" exited
+[ "$(wipectl --json status "$id" | jq -r '.jobs[0].hook.exit_status')" = 3 ] || fail "exit status not 3"
+grep -q "job $id: $a: hook failed: exit status 3" "$TEST_DIR/daemon.log" || fail "exit status 3 not logged"
+grep -q "job $id: hook: out of $id" "$TEST_DIR/daemon.log" || fail "stdout not logged"
+grep -q "job $id: hook: err of $id" "$TEST_DIR/daemon.log" || fail "stderr not logged"
+stop_daemon || fail "daemon exit status $?"
+
+# ---- timeout: the process group is killed; the daemon answers meanwhile ----
+start_daemon --threads 2 --hook-timeout 2 --job-end-hook "echo \$\$ > $OUT/pgid; sleep 1000 & sleep 1000"
+id=$(wipectl --json wipe --yes --verify none "$a" | jq -r '.jobs[0].id') || fail "wipe $a"
+wait_until 30 "the sleeping hook started" test -s "$OUT/pgid"
+pgid=$(cat "$OUT/pgid")
+wait_hook "$id" running
+timeout 10 "$WIPECTL_BIN" --socket "$SOCK" version > /dev/null || fail "the daemon did not answer while a hook ran"
+# No descriptor of the daemon in the hook (its shell, looked at from outside while it waits):
+# stdin /dev/null, stdout and stderr one pipe.
+fds=$(ls /proc/"$pgid"/fd | sort -n | tr '\n' ' ')
+[ "$fds" = "0 1 2 " ] || fail "the hook holds descriptors $fds: $(ls -l /proc/"$pgid"/fd)"
+[ "$(readlink /proc/"$pgid"/fd/0)" = /dev/null ] || fail "the hook's stdin is $(readlink /proc/"$pgid"/fd/0)"
+[ "$(readlink /proc/"$pgid"/fd/1)" = "$(readlink /proc/"$pgid"/fd/2)" ] || fail "stdout and stderr differ"
+[ "$(ps -o pgid= -p "$pgid" | tr -d ' ')" = "$pgid" ] || fail "the hook is not in a process group of its own"
+wait_hook "$id" timed-out
+# (SIGKILLed processes take a moment to go.)
+group_gone() { ! pgrep -g "$pgid" > /dev/null; }
+wait_until 10 "processes of the hook's group $pgid gone: $(pgrep -g "$pgid" | tr '\n' ' ')" group_gone
+grep -q "job $id: $a: hook timed out after 2 s" "$TEST_DIR/daemon.log" || fail "timeout not logged"
+stop_daemon || fail "daemon exit status $?"
+
+# ---- hook-max-running=1: one after the other, none lost ----
+b=$(make_loop 16M)
+start_daemon --threads 2 --hook-max-running 1 \
+        --job-end-hook "echo start \$WIPED_JOB >> $OUT/serial; sleep 1; echo end \$WIPED_JOB >> $OUT/serial"
+ids=$(wipectl --json wipe --yes --verify none "$a" "$b" | jq -r '.jobs[].id') || fail "wipe $a $b"
+for i in $ids; do wait_hook "$i" exited; done
+[ "$(wc -l < "$OUT/serial")" = 4 ] || fail "hooks lost: $(cat "$OUT/serial")"
+awk '{ if ($1 == "start") { if (open) bad = 1; open = 1 } else open = 0 } END { exit bad }' "$OUT/serial" ||
+        fail "hooks overlapped: $(cat "$OUT/serial")"
+stop_daemon || fail "daemon exit status $?"
+
+# ---- killed before its hook ran: it runs after the next start ----
+rm -f "$OUT/ran"
+hook="mkdir $OUT/first 2>/dev/null && { echo \$\$ > $OUT/sleeper; exec sleep 1000; }; echo ran \$WIPED_JOB >> $OUT/ran"
+start_daemon --threads 2 --hook-max-running 1 --job-end-hook "$hook"
+ids=$(wipectl --json wipe --yes --verify none "$a" "$b" | jq -r '.jobs[].id') || fail "wipe $a $b"
+wait_until 30 "the first hook started" test -s "$OUT/sleeper"
+register_pid "$(cat "$OUT/sleeper")"
+for i in $ids; do wait_hook "$i" 'running|pending'; done
+kill_daemon
+stop_pid "$(cat "$OUT/sleeper")"
+start_daemon --threads 2 --hook-max-running 1 --job-end-hook "$hook"
+for i in $ids; do
+        wait_hook "$i" exited
+        grep -qx "ran $i" "$OUT/ran" || fail "job $i: its hook did not run after the restart"
+done
+stop_daemon || fail "daemon exit status $?"
+pass
