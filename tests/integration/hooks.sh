@@ -84,6 +84,17 @@ check_env "$id" WIPED_ERROR ""
 [ "$(wipectl --json status "$id" | jq -r '.jobs[0].hook.exit_status')" = 0 ] || fail "hook exit status not 0"
 wipectl status "$id" | grep -q "^job $id: hook (wipe) exited 0" || fail "status text: $(wipectl status "$id")"
 grep -q "job $id: $a: hook exited 0" "$TEST_DIR/daemon.log" || fail "no log of the hook's end"
+# A later verification's end runs it again, as a "verify" event, after the report is rewritten.
+mv "$OUT/$id.env" "$OUT/$id.wipe.env"
+wipectl verify --verify last "$id" > /dev/null || fail "verify $id exited $?"
+wait_until 60 "the hook of job $id's verification" test -f "$OUT/$id.env"
+wait_hook "$id" exited
+check_env "$id" WIPED_EVENT verify
+check_env "$id" WIPED_STATE done
+check_env "$id" WIPED_EXIT_STATUS 0
+check_env "$id" WIPED_VERIFY_RESULT passed
+check_env "$id" REPORT_EXISTS yes
+[ "$(wipectl --json status "$id" | jq -r '.jobs[0].hook.event')" = verify ] || fail "status: hook event not verify"
 
 idc=$(wipectl --json wipe --yes --no-wait --max-rate 32M "$big" | jq -r '.jobs[0].id') || fail "wipe $big"
 wait_state "$idc" running 30 > /dev/null || fail "job $idc not running"
