@@ -324,6 +324,7 @@ done
 # The values shown are the defaults (threads: one per CPU; the lists and the group have none; the
 # sockets and the state directory are the test's own).
 while IFS= read -r line; do
+        case $line in job-end-hook\ =*) continue ;; esac   # none by default; the example shows one
         case $line in threads\ =* | allow\ =* | deny\ =* | socket-group\ =* | socket\ =* | status-socket\ =* | state-dir\ =*) continue ;; esac
         grep -qxF -- "$line" <(echo "$defaults") || fail "$example: '$line' is not the default"
 done < <(grep -v '^#' "$TEST_DIR/out")

@@ -30,6 +30,11 @@ find_one() {
 conf_example=$(find_one doc/wiped/examples/wiped.conf.example)
 rules_example=$(find_one doc/wiped/examples/70-wiped-bays.rules.example)
 find_one doc/wiped/examples/wipe.conf.example > /dev/null
+# The example end-of-job hooks (wiped(8) HOOKS), installed executable.
+for h in dispatch led-ledctl led-sg_ses spin-down upload-report print-label; do
+        f=$(find_one "doc/wiped/examples/hooks/$h.sh")
+        [ -x "$ROOT$f" ] || fail "$f is installed without execute permission"
+done
 catalog=$(find_one lib/systemd/catalog/wiped.catalog)
 template_unit=$(find_one 'wipe@.service')
 cmp -s "$ROOT$conf_example" "$top_srcdir/doc/wiped.conf.example" || fail "$conf_example is not doc/wiped.conf.example"
