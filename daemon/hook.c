@@ -293,8 +293,8 @@ static void run_end(struct hook_run *h, int status) {
                 o->signal = WTERMSIG(status);
                 o->exit_status = -1;
                 log_job(LOG_WARNING, LOG_EVENT_HOOK_FAILED, h->job, h->node, h->serial,
-                        "job %" PRIu64 ": %s: hook killed by signal %d (%s) after %.1f s", h->job, h->node, o->signal,
-                        strsignal(o->signal), took);
+                        "job %" PRIu64 ": %s: hook killed by signal %d (SIG%s) after %.1f s", h->job, h->node,
+                        o->signal, sigabbrev_np(o->signal) ? sigabbrev_np(o->signal) : "?", took);
         } else {
                 o->state = HOOK_EXITED;
                 o->exit_status = WEXITSTATUS(status);

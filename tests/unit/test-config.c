@@ -62,6 +62,9 @@ static void test_values(void **state) {
                 "deny = /dev/sda*\n"
                 "allow = /dev/loop*\r\n"
                 "status-socket = none\n"
+                "job-end-hook = /etc/wiped/hook \"$WIPED_JOB\" # a comment is part of it\n"
+                "hook-timeout = 120\n"
+                "hook-max-running = 2\n"
                 "deny = /dev/nvme0n1";  /* no newline at the end */
         struct conffile c;
         char err[512], buf[128];
@@ -96,6 +99,10 @@ static void test_values(void **state) {
         assert_int_equal(c.line[CONFFILE_PURGE_FALLBACK], 25);
         assert_string_equal(c.hidden_area, "ignore");
         assert_int_equal(c.line[CONFFILE_HIDDEN_AREA], 26);
+        assert_string_equal(c.job_end_hook, "/etc/wiped/hook \"$WIPED_JOB\" # a comment is part of it");
+        assert_int_equal(c.hook_timeout, 120);
+        assert_int_equal(c.hook_max_running, 2);
+        assert_true(conffile_key_reloads(CONFFILE_JOB_END_HOOK));
         assert_int_equal(c.n_allow, 2);
         assert_string_equal(c.allow[0], "/dev/disk/by-id/usb-*");
         assert_string_equal(c.allow[1], "/dev/loop*");
@@ -546,6 +553,8 @@ static void test_roundtrip(void **state) {
                 [CONFFILE_KEYSTREAM_BACKEND] = "gcrypt",
                 [CONFFILE_ALLOW] = "/dev/loop*", [CONFFILE_DENY] = "/dev/sd*",
                 [CONFFILE_STATUS_SOCKET] = "/run/w-status.sock",
+                [CONFFILE_JOB_END_HOOK] = "/usr/local/bin/led --job \"$WIPED_JOB\"", [CONFFILE_HOOK_TIMEOUT] = "30",
+                [CONFFILE_HOOK_MAX_RUNNING] = "2",
         };
         struct conffile a = {}, b = {}, empty = {}, merged = {}, file;
         char msg[128], buf[128], text[4096] = "", err[512];

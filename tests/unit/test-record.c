@@ -236,6 +236,9 @@ static void test_round_trip(void **state) {
                         json_object_object_add(seed, "superseded_by", NULL);
                 if (!json_object_object_get_ex(seed, "keystream_backends", NULL))
                         json_object_object_add(seed, "keystream_backends", json_object_new_array());
+                /* Nor end_hook (issue 19): the loaded job has none to run for its end. */
+                if (!json_object_object_get_ex(seed, "end_hook", NULL))
+                        json_object_object_del(rec, "end_hook");
                 st = json_object_get_string(json_object_object_get(seed, "state"));
                 running = strcmp(st, "running") == 0 || strcmp(st, "flushing") == 0;
                 json_object_object_del(seed, "sha256");
