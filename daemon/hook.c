@@ -771,6 +771,7 @@ static double get_num(struct json_object *o, const char *k, double def) {
 int hook_record_parse(struct json_object *o, struct job *job) {
         struct json_object *v;
         struct job_hook *h = &job->hook;
+        double exit_status, sig;
         enum hook_state s;
 
         if (!json_object_is_type(o, json_type_object))
@@ -786,14 +787,19 @@ int hook_record_parse(struct json_object *o, struct job *job) {
         h->started = get_num(o, "started_at", 0);
         h->ended = get_num(o, "ended_at", 0);
         h->duration = get_num(o, "duration_s", 0);
-        h->exit_status = (int) get_num(o, "exit_status", -1);
-        h->signal = (int) get_num(o, "signal", 0);
+        exit_status = get_num(o, "exit_status", -1);
+        sig = get_num(o, "signal", 0);
+        /* In range before the conversion: a number out of int's range is undefined behaviour. */
+        if (!(exit_status >= -1 && exit_status <= 255 && sig >= 0 && sig <= 64))
+                return -EBADMSG;
+        h->exit_status = (int) exit_status;
+        h->signal = (int) sig;
         if (!json_object_object_get_ex(o, "state", &v) || !json_object_is_type(v, json_type_string) ||
             hook_state_from_name(json_object_get_string(v), &s) < 0)
                 return -EBADMSG;
-        if (isnan(job->end_hook_timeout) || job->end_hook_timeout < 0 || isnan(h->done_for) || isnan(h->started) ||
-            isnan(h->ended) || isnan(h->duration) || h->exit_status < -1 || h->exit_status > 255 || h->signal < 0 ||
-            h->signal > 64)
+        if (!isfinite(job->end_hook_timeout) || job->end_hook_timeout < 0 ||
+            job->end_hook_timeout > CONFFILE_HOOK_TIMEOUT_MAX || !isfinite(h->done_for) || !isfinite(h->started) ||
+            !isfinite(h->ended) || !isfinite(h->duration))
                 return -EBADMSG;
         h->state = s;
         if (json_object_object_get_ex(o, "event", &v) && json_object_is_type(v, json_type_string))
