@@ -58,6 +58,7 @@ struct hook_run {
         int out_fd;                     /* the read end of its stdout and stderr; -1 once closed */
         double started_mono, deadline, kill_at;
         bool timed_out, term_sent, killed;
+        bool cut;                       /* stopped by the daemon's shutdown, not by its timeout */
         char line[HOOK_LINE_MAX + 1];   /* a line being read */
         size_t line_len;
         size_t logged_bytes;            /* of output logged */
@@ -281,7 +282,15 @@ static void run_end(struct hook_run *h, int status) {
                 log_info("job %" PRIu64 ": hook: %" PRIu64 " more bytes of output not logged", h->job, h->dropped);
         o->ended = real_s();
         o->duration = took;
-        if (h->timed_out) {
+        if (h->cut) {
+                /* Not its fault, and not done: pending in the record, run again after the start. */
+                o->state = HOOK_PENDING;
+                o->signal = 0;
+                o->exit_status = -1;
+                log_job(LOG_WARNING, LOG_EVENT_HOOK_FAILED, h->job, h->node, h->serial,
+                        "job %" PRIu64 ": %s: hook stopped by the daemon's stop after %.1f s (%s); it runs again after "
+                        "the next start", h->job, h->node, took, h->killed ? "SIGKILL" : "SIGTERM");
+        } else if (h->timed_out) {
                 o->state = HOOK_TIMED_OUT;
                 o->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
                 o->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -377,7 +386,8 @@ static void *runner_main(void *arg) {
                                 h->timed_out = true;
                                 h->term_sent = true;
                                 h->kill_at = now + HOOK_KILL_AFTER;
-                                if (stop && now < h->deadline)
+                                h->cut = stop && now < h->deadline;
+                                if (h->cut)
                                         log_warning("job %" PRIu64 ": %s: hook still running at shutdown: stopped",
                                                     h->job, h->node);
                                 (void) kill(-h->pid, SIGTERM);
@@ -711,9 +721,12 @@ void hook_collect(void) {
                         } else {
                                 bool verify = job->hook.event_verify;
 
+                                double done_for = job->hook.done_for;
+
                                 job->hook = h->result;
                                 job->hook.event_verify = verify;
-                                job->hook.done_for = h->for_end;
+                                /* Cut short by a stop: not done (pending in the record). */
+                                job->hook.done_for = h->result.state == HOOK_PENDING ? done_for : h->for_end;
                                 job->hook.queued = false;
                                 mark_dirty(job);
                         }

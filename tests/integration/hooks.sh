@@ -140,6 +140,30 @@ wait_until 10 "processes of the hook's group $pgid gone: $(pgrep -g "$pgid" | tr
 grep -q "job $id: $a: hook timed out after 2 s" "$TEST_DIR/daemon.log" || fail "timeout not logged"
 stop_daemon || fail "daemon exit status $?"
 
+# ---- a clean stop does not wait for a hook for ever; the hook runs again after the start ----
+rm -f "$OUT/pgid"
+start_daemon --threads 2 --hook-timeout 600 --job-end-hook "echo \$\$ > $OUT/pgid; exec sleep 1000"
+id=$(wipectl --json wipe --yes --verify none "$a" | jq -r '.jobs[0].id') || fail "wipe $a"
+wait_until 30 "the sleeping hook started" test -s "$OUT/pgid"
+pgid=$(cat "$OUT/pgid")
+wait_hook "$id" running
+kill -TERM "$DAEMON_PID"
+# Bounded by the stop's grace (5 s) and the SIGKILL after the SIGTERM (5 s), with room.
+daemon_gone() { ! kill -0 "$DAEMON_PID" 2>/dev/null; }
+wait_until 60 "the daemon stopped while a hook ran" daemon_gone
+wait "$DAEMON_PID"
+rc=$?
+DAEMON_PID=
+[ $rc = 0 ] || fail "daemon exit status $rc"
+wait_until 10 "processes of the hook's group $pgid gone" group_gone
+grep -q "job $id: $a: hook still running at shutdown: stopped" "$TEST_DIR/daemon.log" || fail "stop not logged"
+grep -q "job $id: $a: hook stopped by the daemon.s stop after .*; it runs again after the next start" "$TEST_DIR/daemon.log" ||
+        fail "the hook cut short not logged as such"
+start_daemon --threads 2 --job-end-hook "echo again \$WIPED_JOB > $OUT/again"
+wait_hook "$id" exited
+[ "$(cat "$OUT/again")" = "again $id" ] || fail "the hook cut short by the stop did not run again after the start"
+stop_daemon || fail "daemon exit status $?"
+
 # ---- hook-max-running=1: one after the other, none lost ----
 b=$(make_loop 16M)
 start_daemon --threads 2 --hook-max-running 1 \
