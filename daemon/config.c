@@ -427,6 +427,13 @@ int config_json_add(struct json_object *o) {
             json_object_object_add(o, "max_bad", json_object_new_int64((int64_t) c->max_bad)) < 0 ||
             json_object_object_add(o, "client_timeout_s", json_object_new_int64(c->client_timeout)) < 0)
                 return -ENOMEM;
+        /* Hooks (wiped(8) HOOKS): whether one is set, not the command (it may hold a secret, and
+         * the read-only socket's clients see this), and how many run and wait now. */
+        if (json_object_object_add(o, "job_end_hook", json_object_new_boolean(c->job_end_hook && *c->job_end_hook)) < 0 ||
+            json_object_object_add(o, "hook_timeout_s", json_object_new_int64(c->hook_timeout)) < 0 ||
+            json_object_object_add(o, "hook_max_running", json_object_new_int64(c->hook_max_running)) < 0 ||
+            hook_counts_json_add(o) < 0)
+                return -ENOMEM;
         return 0;
 }
 

@@ -493,6 +493,10 @@ void hook_job_loaded(struct job *job, bool in_record);
 struct json_object *hook_json(const struct job *job, bool record);
 /* The record's "end_hook" into job. 0, -EBADMSG or -ENOMEM. */
 int hook_record_parse(struct json_object *o, struct job *job);
+/* Hooks running now and queued to start (for status and metrics). */
+void hook_counts(unsigned *running, unsigned *queued);
+/* Add "hooks_running" and "hooks_queued" to o. 0 or -ENOMEM. */
+int hook_counts_json_add(struct json_object *o);
 
 /* What a submit asks for. */
 struct job_request {

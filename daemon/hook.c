@@ -82,6 +82,8 @@ static int wake_fd = -1;
 static pthread_t runner;
 static bool runner_started;
 
+static unsigned n_running_shown;                    /* n_running, for hook_counts() (hook_lock) */
+
 /* Runner thread only. */
 static struct hook_run *running[HOOK_MAX_RUNNING_MAX];
 static unsigned n_running;
@@ -367,6 +369,7 @@ static void *runner_main(void *arg) {
                         pthread_mutex_lock(&hook_lock);
                         stop = stopping;
                 }
+                n_running_shown = n_running;
                 if (stop && n_running == 0) {
                         pthread_mutex_unlock(&hook_lock);
                         return NULL;
@@ -491,6 +494,23 @@ void hook_stop(void) {
         pthread_mutex_unlock(&hook_lock);
         close(wake_fd);
         wake_fd = -1;
+}
+
+void hook_counts(unsigned *running_now, unsigned *queued) {
+        pthread_mutex_lock(&hook_lock);
+        *running_now = n_running_shown;
+        *queued = (unsigned) queue_len;
+        pthread_mutex_unlock(&hook_lock);
+}
+
+int hook_counts_json_add(struct json_object *o) {
+        unsigned r, q;
+
+        hook_counts(&r, &q);
+        if (json_object_object_add(o, "hooks_running", json_object_new_int64(r)) < 0 ||
+            json_object_object_add(o, "hooks_queued", json_object_new_int64(q)) < 0)
+                return -ENOMEM;
+        return 0;
 }
 
 void hook_set_max_running(unsigned n) {

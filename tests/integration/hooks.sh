@@ -125,6 +125,8 @@ id=$(wipectl --json wipe --yes --verify none "$a" | jq -r '.jobs[0].id') || fail
 wait_until 30 "the sleeping hook started" test -s "$OUT/pgid"
 pgid=$(cat "$OUT/pgid")
 wait_hook "$id" running
+d=$(wipectl --json version | jq -c '.daemon | [.job_end_hook, .hook_timeout_s, .hook_max_running, .hooks_running, .hooks_queued]')
+[ "$d" = '[true,2,4,1,0]' ] || fail "version: hook settings and counts $d, expected [true,2,4,1,0]"
 timeout 10 "$WIPECTL_BIN" --socket "$SOCK" version > /dev/null || fail "the daemon did not answer while a hook ran"
 # No descriptor of the daemon in the hook (its shell, looked at from outside while it waits):
 # stdin /dev/null, stdout and stderr one pipe.
