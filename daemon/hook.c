@@ -130,12 +130,12 @@ static void wake(void) {
 
 /* Log what the hook printed, line by line, within HOOK_OUTPUT_LINES and HOOK_OUTPUT_MAX bytes;
  * the rest is counted. Control characters are shown as '?': the journal gets text. */
-static void output_line(struct hook_run *h) {
+static void output_line(struct hook_run *h, bool newline) {
         size_t n = h->line_len;
 
         h->line_len = 0;
         if (h->logged_lines >= HOOK_OUTPUT_LINES || h->logged_bytes + n > HOOK_OUTPUT_MAX) {
-                h->dropped += n;
+                h->dropped += n + newline;
                 return;
         }
         h->line[n] = '\0';
@@ -160,19 +160,19 @@ static void output_read(struct hook_run *h) {
                         return;
                 if (n <= 0) {
                         if (h->line_len)
-                                output_line(h);
+                                output_line(h, false);
                         close(h->out_fd);
                         h->out_fd = -1;
                         return;
                 }
                 for (ssize_t i = 0; i < n; i++) {
                         if (buf[i] == '\n') {
-                                output_line(h);
+                                output_line(h, true);
                                 continue;
                         }
                         if (h->line_len == HOOK_LINE_MAX) {
                                 /* A long line is logged in pieces. */
-                                output_line(h);
+                                output_line(h, false);
                         }
                         h->line[h->line_len++] = buf[i];
                 }

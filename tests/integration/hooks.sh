@@ -19,6 +19,24 @@ for f in "$top_srcdir"/doc/hooks/*.sh; do
         fi
 done
 
+# dispatch.sh runs every executable of its directory in name order, skips what run-parts skips,
+# goes on past a failure and exits with the first failure's status.
+D=$TEST_DIR/hooks.d
+mkdir -p "$D" || hard_error "mkdir $D"
+printf '#!/bin/sh\necho "10 $WIPED_JOB" >> %s/dispatched; exit 4\n' "$TEST_DIR" > "$D/10-first"
+printf '#!/bin/sh\necho "20 $WIPED_JOB" >> %s/dispatched\n' "$TEST_DIR" > "$D/20-second"
+printf '#!/bin/sh\necho skipped >> %s/dispatched\n' "$TEST_DIR" > "$D/30-backup.sh~"
+printf '#!/bin/sh\necho skipped >> %s/dispatched\n' "$TEST_DIR" > "$D/40-not-executable"
+chmod +x "$D/10-first" "$D/20-second" "$D/30-backup.sh~"
+WIPED_HOOKS_DIR=$D WIPED_JOB=9 "$top_srcdir/doc/hooks/dispatch.sh" 2> "$TEST_DIR/dispatch.err"
+rc=$?
+[ $rc = 4 ] || fail "dispatch.sh exited $rc, expected 4 (the first failure's)"
+[ "$(cat "$TEST_DIR/dispatched")" = "$(printf '10 9\n20 9')" ] || fail "dispatch.sh ran: $(cat "$TEST_DIR/dispatched")"
+grep -q '^10-first: exit status 4$' "$TEST_DIR/dispatch.err" || fail "dispatch.sh did not name the failure"
+# spin-down.sh leaves what does not spin alone (a loop device: nothing is sent).
+WIPED_STATE=done WIPED_TRANSPORT=loop WIPED_DEVICE=/nonexistent "$top_srcdir/doc/hooks/spin-down.sh" ||
+        fail "spin-down.sh on a loop device exited $?"
+
 # A hook that writes its environment and whether the report exists.
 cat > "$H/env.sh" <<EOF
 #!/bin/sh
@@ -110,13 +128,17 @@ check_env "$idf" WIPED_ERROR "$(wipectl --json status "$idf" | jq -r '.jobs[0].e
 stop_daemon || fail "daemon exit status $?"
 
 # ---- exit status and output logged ----
-start_daemon --threads 2 --job-end-hook 'echo "out of $WIPED_JOB"; echo "err of $WIPED_JOB" >&2; exit 3'
+start_daemon --threads 2 --job-end-hook 'echo "out of $WIPED_JOB"; echo "err of $WIPED_JOB" >&2; seq 100; exit 3'
 id=$(wipectl --json wipe --yes --verify none "$a" | jq -r '.jobs[0].id') || fail "wipe $a"
 wait_hook "$id" exited
 [ "$(wipectl --json status "$id" | jq -r '.jobs[0].hook.exit_status')" = 3 ] || fail "exit status not 3"
 grep -q "job $id: $a: hook failed: exit status 3" "$TEST_DIR/daemon.log" || fail "exit status 3 not logged"
 grep -q "job $id: hook: out of $id" "$TEST_DIR/daemon.log" || fail "stdout not logged"
 grep -q "job $id: hook: err of $id" "$TEST_DIR/daemon.log" || fail "stderr not logged"
+# 20 lines at most: the two above and 1..18 of seq; the rest counted (19..100: 247 bytes).
+grep -qx '<6>job '"$id"': hook: 18' "$TEST_DIR/daemon.log" || fail "line 20 of the output not logged"
+grep -q "job $id: hook: 19\$" "$TEST_DIR/daemon.log" && fail "more than 20 lines of output logged"
+grep -q "job $id: hook: 247 more bytes of output not logged" "$TEST_DIR/daemon.log" || fail "the rest not counted"
 stop_daemon || fail "daemon exit status $?"
 
 # ---- timeout: the process group is killed; the daemon answers meanwhile ----
