@@ -1,9 +1,13 @@
 #!/bin/bash
 # The hook run at the end of a job (wiped(8) HOOKS): its environment names the job that ended
-# (done, cancelled, failed), its report is written before it runs, its exit status, output and
-# timeout are logged, it gets no descriptor of the daemon, it never blocks the daemon,
-# hook-max-running bounds how many run at once, and a hook the daemon did not get to run (killed
-# first) runs after the next start. Examples of doc/hooks/ are checked by shellcheck or sh -n.
+# (done, cancelled, failed, and a later verification's end), nothing of the daemon's environment
+# leaks, its report is written before it runs; its exit status and output (20 lines at most) are
+# logged and shown by status; a hook past hook-timeout has its process group killed while the
+# daemon answers; it holds no descriptor of the daemon, in a process group of its own; a clean
+# stop cuts a long hook short within a bound and runs it again after the start;
+# hook-max-running=1 runs two one after the other, none lost; and a hook the daemon did not get
+# to run (SIGKILLed first) runs after the next start. The examples of doc/hooks/ pass shellcheck
+# (sh -n without it); dispatch.sh and spin-down.sh are run.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 
 H=$TEST_DIR/hooks
