@@ -6,22 +6,25 @@
 # daemon answers; it holds no descriptor of the daemon, in a process group of its own; a clean
 # stop cuts a long hook short within a bound and runs it again after the start;
 # hook-max-running=1 runs two one after the other, none lost; and a hook the daemon did not get
-# to run (SIGKILLed first) runs after the next start. The examples of doc/hooks/ pass shellcheck
-# (sh -n without it); dispatch.sh and spin-down.sh are run.
+# to run (SIGKILLed first) runs after the next start. The examples of doc/hooks/ pass sh -n and
+# shellcheck; dispatch.sh and spin-down.sh are run.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 
 H=$TEST_DIR/hooks
 OUT=$TEST_DIR/out
 mkdir -p "$H" "$OUT" || hard_error "mkdir"
 
-# The shipped examples parse (and pass shellcheck when it is there).
+command -v shellcheck >/dev/null || hard_error "shellcheck missing (tools/install-deps installs it)"
+
+# The shipped examples parse and pass shellcheck as POSIX sh scripts.
+n=0
 for f in "$top_srcdir"/doc/hooks/*.sh; do
         [ -x "$f" ] || fail "$f is not executable"
         sh -n "$f" || fail "$f does not parse"
-        if command -v shellcheck >/dev/null; then
-                shellcheck -s sh "$f" >&2 || fail "shellcheck $f"
-        fi
+        shellcheck -s sh "$f" >&2 || fail "shellcheck $f"
+        n=$((n + 1))
 done
+[ $n = 6 ] || fail "$n examples in doc/hooks, expected 6"
 
 # dispatch.sh runs every executable of its directory in name order, skips what run-parts skips,
 # goes on past a failure and exits with the first failure's status.
