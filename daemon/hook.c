@@ -346,6 +346,7 @@ static void run_begin(struct hook_run *h) {
 
 static void *runner_main(void *arg) {
         (void) arg;
+        pthread_setname_np(pthread_self(), "wiped-hook");
         for (;;) {
                 struct pollfd pfd[1 + 2 * HOOK_MAX_RUNNING_MAX];
                 struct hook_run *who[1 + 2 * HOOK_MAX_RUNNING_MAX];
