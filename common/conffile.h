@@ -38,6 +38,8 @@ enum conffile_key {
         CONFFILE_HIDDEN_AREA,
         CONFFILE_ALLOW,                 /* a list: one pattern per line, may be repeated */
         CONFFILE_DENY,                  /* a list */
+        CONFFILE_POLICY_DIR,            /* the bay policies' directory, or "none" */
+        CONFFILE_POLICY_EVENTS,         /* where device events come from: auto, udev, kernel */
         _CONFFILE_KEY_MAX,
 };
 
@@ -95,6 +97,8 @@ struct conffile {
         enum conffile_policy worker_policy;
         unsigned worker_nice;           /* 0..CONFFILE_WORKER_NICE_MAX: the workers' nice value */
         char **allow, **deny;           /* fnmatch(3) patterns, absolute; NULL-terminated or NULL */
+        char *policy_dir;               /* policy-dir: absolute, or "none"; NULL: the default */
+        char *policy_events;            /* policy-events: "auto", "udev" or "kernel"; NULL: auto */
         size_t n_allow, n_deny;
 };
 

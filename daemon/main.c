@@ -69,6 +69,11 @@ static void usage(FILE *f) {
                 "      --keystream-backend auto|openssl|gcrypt|CIPHER:BACKEND,...\n"
                 "                         the library that makes the keystream (default auto: the\n"
                 "                         fastest measured at start-up, per cipher)\n"
+                "      --policy-dir DIR|none\n"
+                "                         the bay policies, one NAME.conf each (default\n"
+                "                         " WIPED_POLICY_DIR_DEFAULT "; none: no policies)\n"
+                "      --policy-events auto|udev|kernel\n"
+                "                         where the policies learn of new devices (default auto)\n"
                 "      --pidfile PATH     write the daemon's pid there once it serves (removed at exit)\n"
                 "      --check-config     check the configuration, print the settings in effect and\n"
                 "                         exit (0: it is valid), starting nothing\n"
@@ -96,6 +101,8 @@ enum {
         OPT_WORKER_POLICY,
         OPT_WORKER_NICE,
         OPT_STATUS_SOCKET,
+        OPT_POLICY_DIR,
+        OPT_POLICY_EVENTS,
         OPT_PIDFILE = 0x300,
         OPT_CHECK_CONFIG,
 };
@@ -113,6 +120,7 @@ static bool option_key(int c, enum conffile_key *ret) {
                 { OPT_BACKEND, CONFFILE_KEYSTREAM_BACKEND },
                 { OPT_WORKER_POLICY, CONFFILE_WORKER_POLICY }, { OPT_WORKER_NICE, CONFFILE_WORKER_NICE },
                 { OPT_STATUS_SOCKET, CONFFILE_STATUS_SOCKET },
+                { OPT_POLICY_DIR, CONFFILE_POLICY_DIR }, { OPT_POLICY_EVENTS, CONFFILE_POLICY_EVENTS },
         };
 
         for (size_t i = 0; i < sizeof(keyed) / sizeof(keyed[0]); i++)
@@ -176,6 +184,8 @@ static int parse_args(int argc, char **argv, struct options *o) {
                 { "worker-policy", required_argument, NULL, OPT_WORKER_POLICY },
                 { "worker-nice", required_argument, NULL, OPT_WORKER_NICE },
                 { "status-socket", required_argument, NULL, OPT_STATUS_SOCKET },
+                { "policy-dir", required_argument, NULL, OPT_POLICY_DIR },
+                { "policy-events", required_argument, NULL, OPT_POLICY_EVENTS },
                 { "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
                 { "foreground", no_argument, NULL, 'f' },
                 { "pidfile", required_argument, NULL, OPT_PIDFILE },
