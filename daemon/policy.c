@@ -613,6 +613,9 @@ struct present {
         char name[64];
         double appeared;                /* CLOCK_MONOTONIC when it appeared; 0: there at start */
         uint64_t pending;               /* bit i: policies[i] waits for its settle time */
+        uint64_t maybe;                 /* of them, those it met but for "match" when it appeared:
+                                         * its /dev/disk links may come later (udev makes them
+                                         * after the kernel's event); silent unless it matches */
         struct present *next;
 };
 
@@ -741,7 +744,7 @@ static int policy_request(const struct policy *p, struct job_request *rq, struct
 }
 
 /* Act on the device d for policy p, its settle time being over. */
-static void policy_act(struct policy *p, struct present *d) {
+static void policy_act(struct policy *p, struct present *d, bool maybe) {
         char node[80], why[600], err[600] = "";
         _cleanup_free_ struct pass *passes = NULL;
         struct device_probe pr;
@@ -753,19 +756,16 @@ static void policy_act(struct policy *p, struct present *d) {
         int r;
 
         snprintf(node, sizeof(node), "/dev/%s", d->name);
-        if (p->paused) {
-                p->n_skipped++;
-                policy_event(p, node, 0, "skipped: the policy is paused");
-                log_job(LOG_INFO, LOG_EVENT_POLICY_SKIPPED, 0, node, NULL, "policy %s: %s: skipped: the policy is paused",
-                        p->name, node);
-                return;
-        }
         r = device_probe_listed(node, d->devno, job_wiping, &pr);
         links = r < 0 ? NULL : device_links(node);
         if (r < 0 || !links) {
                 device_probe_done(&pr);
                 log_error("policy %s: %s: out of memory", p->name, node);
                 return;
+        }
+        if (!pr.have_identity && maybe) {
+                log_debug("policy %s: %s: %s", p->name, node, pr.refusal_msg ? pr.refusal_msg : "cannot be probed");
+                goto out;
         }
         if (!pr.have_identity) {
                 p->n_refused++;
@@ -775,10 +775,21 @@ static void policy_act(struct policy *p, struct present *d) {
                 goto out;
         }
         no = policy_verdict(p, &pr, links, why, sizeof(why), &refused);
+        if (no && maybe && strncmp(no, "does not match", 14) == 0) {
+                log_debug("policy %s: %s: %s", p->name, node, no);
+                goto out;
+        }
         if (no && strncmp(no, "does not match", 14) == 0) {
                 /* It matched when it appeared: what changed is worth a line, not a count. */
                 policy_event(p, node, 0, "not wiped: %s now", no);
                 log_info("policy %s: %s: not wiped: %s now", p->name, node, no);
+                goto out;
+        }
+        if (p->paused) {
+                p->n_skipped++;
+                policy_event(p, node, 0, "skipped: the policy is paused");
+                log_job(LOG_INFO, LOG_EVENT_POLICY_SKIPPED, 0, node, pr.id.serial,
+                        "policy %s: %s: skipped: the policy is paused", p->name, node);
                 goto out;
         }
         if (no) {
@@ -826,6 +837,13 @@ static void present_count_pending(void) {
                 pol.n_pending += d->pending != 0;
 }
 
+/* Whether the /dev/disk links of a device are there to match: udev is not running (then there
+ * never are any, beyond what is there), or the device has some. */
+static bool policy_links_settled(const struct policy *p, char *const *links) {
+        (void) p;
+        return access("/run/udev/control", F_OK) < 0 || (links && links[0]);
+}
+
 /* The policies that take the device d (now present) into their settle time: those that match it
  * now, with the policy's existing rule. */
 static void present_consider(struct present *d, bool at_load_only_new, const bool *is_new) {
@@ -843,7 +861,10 @@ static void present_consider(struct present *d, bool at_load_only_new, const boo
         for (size_t i = 0; links && i < pol.n; i++) {
                 struct policy *p = &pol.v[i];
 
-                if ((at_load_only_new && !is_new[i]) || policy_match(p, &id, links))
+                const char *no = policy_match(p, &id, links);
+                bool maybe = no && strcmp(no, "match") == 0 && !policy_links_settled(p, links);
+
+                if ((at_load_only_new && !is_new[i]) || (no && !maybe))
                         continue;
                 if (d->appeared <= p->loaded_mono && !p->existing_wipe) {
                         log_debug("policy %s: %s: present before the policy was loaded (existing = ignore)", p->name, node);
@@ -859,8 +880,13 @@ static void present_consider(struct present *d, bool at_load_only_new, const boo
                 if (!d->pending)
                         pol.n_pending++;
                 d->pending |= 1ull << i;
-                log_info("policy %s: %s appeared and matches: acting on it in %.1f s unless it goes", p->name, node,
-                         p->settle);
+                if (maybe) {
+                        d->maybe |= 1ull << i;
+                        log_debug("policy %s: %s appeared without a matching link yet: looked at again in %.1f s",
+                                  p->name, node, p->settle);
+                } else
+                        log_info("policy %s: %s appeared and matches: acting on it in %.1f s unless it goes", p->name,
+                                 node, p->settle);
         }
         device_links_free(links);
         device_identity_done(&id);
@@ -888,7 +914,7 @@ static void present_gone(dev_t devno) {
                 if (d->devno != devno)
                         continue;
                 for (size_t i = 0; i < pol.n; i++)
-                        if (d->pending & (1ull << i)) {
+                        if ((d->pending & ~d->maybe) & (1ull << i)) {
                                 char node[80];
 
                                 snprintf(node, sizeof(node), "/dev/%s", d->name);
@@ -980,16 +1006,20 @@ static void policy_install(struct policy *v, size_t n) {
                 }
         }
         for (struct present *d = pol.present; d; d = d->next) {
-                uint64_t moved = 0;
+                uint64_t moved = 0, maybe = 0;
 
                 for (size_t i = 0; i < pol.n; i++) {
                         if (!(d->pending & (1ull << i)))
                                 continue;
                         for (size_t k = 0; k < n; k++)
-                                if (strcmp(v[k].name, pol.v[i].name) == 0)
+                                if (strcmp(v[k].name, pol.v[i].name) == 0) {
                                         moved |= 1ull << k;
+                                        if (d->maybe & (1ull << i))
+                                                maybe |= 1ull << k;
+                                }
                 }
                 d->pending = moved;
+                d->maybe = maybe;
         }
         for (size_t i = 0; i < pol.n; i++) {
                 if (!policy_find_in(v, n, pol.v[i].name))
@@ -1091,8 +1121,11 @@ void policy_tick(void) {
 
                         if (!(d->pending & (1ull << i)) || now - since < p->settle)
                                 continue;
+                        bool maybe = d->maybe & (1ull << i);
+
                         d->pending &= ~(1ull << i);
-                        policy_act(p, d);
+                        d->maybe &= ~(1ull << i);
+                        policy_act(p, d, maybe);
                 }
         present_count_pending();
 }

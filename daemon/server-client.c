@@ -676,10 +676,14 @@ static struct json_object *op_probe(struct request_ctx *c) {
 /* The last device list and when it was made (CLOCK_MONOTONIC seconds), for the read-only peers. */
 static struct json_object *devices_cache;
 static double devices_cache_at;
+static struct json_object *policies_cache;     /* the same for the policies request */
+static double policies_cache_at;
 
 void client_devices_cache_drop(void) {
         json_object_put(devices_cache);
         devices_cache = NULL;
+        json_object_put(policies_cache);
+        policies_cache = NULL;
 }
 
 /* Every block device of the machine and whether it may be wiped: read-only, like a probe. A
@@ -712,16 +716,26 @@ static struct json_object *op_devices(struct request_ctx *c) {
 }
 
 /* The bay policies with a dry run over the present disks (policy.c). Read-only: anyone may look,
- * as at the devices list. */
+ * as at the devices list; and as there, the dry run probes every disk, so the read-only socket's
+ * peers share one for CLIENT_DEVICES_CACHE_S seconds. */
 static struct json_object *op_policies(struct request_ctx *c) {
         struct json_object *r = protocol_reply_new(c->req->id), *arr;
+        double now = mono_s();
 
         if (!r)
                 return NULL;
-        arr = policy_list_json();
-        if (!arr) {
-                json_object_put(r);
-                return NULL;
+        if (c->peer->read_only && policies_cache && now - policies_cache_at >= 0 &&
+            now - policies_cache_at < CLIENT_DEVICES_CACHE_S)
+                arr = json_object_get(policies_cache);
+        else {
+                arr = policy_list_json();
+                if (!arr) {
+                        json_object_put(r);
+                        return NULL;
+                }
+                json_object_put(policies_cache);
+                policies_cache = json_object_get(arr);
+                policies_cache_at = mono_s();
         }
         json_object_object_add(r, "policies", arr);
         json_object_object_add(r, "policy_dir", config_settings()->policy_dir && strcmp(config_settings()->policy_dir, "none") == 0 ?
