@@ -182,4 +182,19 @@ wait_match "$TEST_DIR/daemon.log" "policies not reloaded" 30 || fail "a bad poli
 [ "$(wipectl --json policies | jq '.policies | length')" = 7 ] || fail "a bad reload changed the policies"
 
 stop_daemon || fail "the daemon did not stop cleanly"
+
+# A restart keeps the policy of a job (its record); the disks there at start are not new; udev's
+# monitor opens (where udev does not run it never reports anything: the kernel's events are those
+# above). The broken file is gone first, or the start would load no policy.
+rm -f "$PD/typo.conf"
+start_daemon --policy-dir "$PD" --policy-events udev
+jq_is "$(wipectl --json status "$id")" '.jobs[0].policy' zero "job $id after a restart"
+wipectl list | grep -q "^job $id: started by policy zero" || fail "list does not name the policy: $(wipectl list)"
+json=$(wipectl --json policies) || fail "policies --json after the restart"
+jq_is "$json" '.events' udev "--policy-events udev"
+jq_is "$json" '.policies | length' 7 "policies after the restart"
+jq_is "$json" '.policies[] | select(.name == "zero") | .state' enabled "a pause does not outlive a restart"
+jq_is "$json" '[.policies[] | select(.name == "zero") | .devices[] | select(.node == "'"$z2dev"'") | .existing] | .[0]' true \
+        "a disk present at the start"
+stop_daemon || fail "the daemon did not stop cleanly after the restart"
 pass
