@@ -206,7 +206,9 @@ struct json_object *state_record_json(struct job *job) {
         add(o, "id", json_object_new_uint64(job->id));
         add(o, "device", json_object_new_string(job->device));
         add(o, "method", json_object_new_string(job->method));
-        add(o, "policy", job->policy ? json_object_new_string(job->policy) : NULL);
+        /* Only a policy's job has one: a client's record stays as it was before bay policies. */
+        if (job->policy)
+                add(o, "policy", json_object_new_string(job->policy));
         add(o, "cipher", json_object_new_string(keystream_cipher_name(job->cipher)));
         add(o, "verify", json_object_new_string(verify_mode_name(job->verify)));
         add(o, "verify_percent", json_object_new_double(job->verify_percent));
