@@ -747,6 +747,7 @@ static int policy_request(const struct policy *p, struct job_request *rq, struct
 static void policy_act(struct policy *p, struct present *d, bool maybe) {
         char node[80], why[600], err[600] = "";
         _cleanup_free_ struct pass *passes = NULL;
+        _cleanup_json_ struct json_object *expect = NULL;
         struct device_probe pr;
         struct job_request rq;
         struct job *job = NULL;
@@ -806,8 +807,12 @@ static void policy_act(struct policy *p, struct present *d, bool maybe) {
         if (r >= 0) {
                 const char *dev = node;
 
-                /* The normal submit: it opens the device O_EXCL and checks everything again. */
-                r = job_submit(pol.pool, &dev, 1, &rq, &job, err, sizeof(err));
+                /* The normal submit: it opens the device O_EXCL and checks everything again, and
+                 * only the disk judged here (its identity, as a client confirms what it saw):
+                 * another medium in its place since is refused. */
+                expect = device_identity_json(&pr.id);
+                rq.expect = &expect;
+                r = expect ? job_submit(pol.pool, &dev, 1, &rq, &job, err, sizeof(err)) : -ENOMEM;
         }
         if (r < 0) {
                 p->n_refused++;
@@ -860,7 +865,6 @@ static void present_consider(struct present *d, bool at_load_only_new, const boo
         links = device_links(node);
         for (size_t i = 0; links && i < pol.n; i++) {
                 struct policy *p = &pol.v[i];
-
                 const char *no = policy_match(p, &id, links);
                 bool maybe = no && strcmp(no, "match") == 0 && !policy_links_settled(p, links);
 
