@@ -1164,8 +1164,8 @@ int policy_set_paused(const char *name, bool paused) {
                 return -ENOENT;
         if (p->paused == paused)
                 return -EALREADY;
+        /* Logged by the caller, with who asked. */
         p->paused = paused;
-        log_info("policy %s: %s", name, paused ? "paused" : "resumed");
         return 0;
 }
 
