@@ -1,7 +1,7 @@
 /* wipectl policies: the daemon's hot-plug bay policies (wiped(8) BAY POLICIES), each with its
  * settings, state, counters, last events and the disks it matches now (a dry run the daemon
  * makes: whether it would wipe each one inserted now, or why not); "policies pause NAME" and
- * "policies resume NAME" stop and restart a policy until the daemon stops. */
+ * "policies resume NAME" stop and restart a policy (the daemon keeps it across restarts). */
 #include "config.h"
 
 #include <getopt.h>
@@ -178,7 +178,7 @@ const struct cmd_entry cmd_policies_entry = {
         .args = "[--json] | pause NAME | resume NAME",
         .summary = "Show the bay policies and what they would wipe now; pause or resume one",
         .help = "  --json               print {\"policies\":[POLICY...]} as the daemon sent it\n"
-                "  pause NAME           the policy starts no job until resumed (or the daemon restarts)\n"
+                "  pause NAME           the policy starts no job until resumed (also after a restart)\n"
                 "  resume NAME          the policy acts on the devices that appear from now on\n",
         .exec = cmd_policies_exec,
 };

@@ -662,6 +662,7 @@ struct json_object *pool_json(struct pool *pool);
 #define POLICY_SETTLE_DEFAULT 2.0
 #define POLICY_FILE_SUFFIX ".conf"
 #define POLICY_NAME_MAX 64
+#define POLICY_STATES_FILE "policies.json" /* in the state directory: the pauses, across restarts */
 
 struct policy_event {
         double at;                      /* CLOCK_REALTIME seconds */
@@ -728,8 +729,8 @@ const char *policy_events_source(void);
 /* Every policy, its settings, state, counters, last events and a dry run over the present
  * disks (wiped(8) PROTOCOL "policies"): a new array, or NULL on ENOMEM. */
 struct json_object *policy_list_json(void);
-/* Pause or resume the policy called name: 0, -ENOENT when there is none, -EALREADY when it is
- * already so. */
+/* Pause or resume the policy called name, also for the next start (POLICY_STATES_FILE): 0,
+ * -ENOENT when there is none, -EALREADY when it is already so. */
 int policy_set_paused(const char *name, bool paused);
 
 /* uevent.c: block device events, from udev (sd-device monitor) or the kernel (netlink). */

@@ -627,6 +627,8 @@ static struct {
         const char *events;             /* "udev" or "kernel"; NULL: no monitor */
         struct present *present;
         unsigned n_pending;             /* present devices with a pending bit */
+        struct json_object *states;     /* {"NAME": "paused"|"enabled"} set by pause and resume,
+                                         * kept in STATE_DIR/POLICY_STATES_FILE across restarts */
 } pol;
 
 static void policy_event(struct policy *p, const char *device, uint64_t job, const char *fmt, ...)
@@ -980,6 +982,39 @@ static void present_scan(void) {
         closedir(dir);
 }
 
+/* The pauses and resumes of earlier runs (POLICY_STATES_FILE): a policy paused by hand stays
+ * paused across a restart, whatever its enabled says. A missing or unreadable file is none. */
+static void policy_states_load(void) {
+        _cleanup_free_ char *path = NULL;
+        struct json_object *o;
+
+        if (asprintf(&path, "%s/%s", config_settings()->state_dir, POLICY_STATES_FILE) < 0)
+                return;
+        o = json_object_from_file(path);
+        if (!o && access(path, F_OK) == 0)
+                log_warning("%s: unreadable: the policies start as their files say", path);
+        if (o && !json_object_is_type(o, json_type_object)) {
+                json_object_put(o);
+                o = NULL;
+        }
+        pol.states = o ? o : json_object_new_object();
+}
+
+/* Record that the policy name is paused or not, for the next start. 0 or -errno (logged). */
+static int policy_states_save(const char *name, bool paused) {
+        const char *text;
+        int r;
+
+        if (!pol.states || json_object_object_add(pol.states, name, json_object_new_string(paused ? "paused" : "enabled")) < 0)
+                return -ENOMEM;
+        text = json_object_to_json_string_ext(pol.states, JSON_C_TO_STRING_PLAIN);
+        r = state_write_atomic(config_settings()->state_dir, POLICY_STATES_FILE, text, strlen(text));
+        if (r < 0)
+                log_error("%s/%s: %s: the %s lasts until the daemon stops", config_settings()->state_dir,
+                          POLICY_STATES_FILE, strerror(-r), paused ? "pause" : "resume");
+        return r;
+}
+
 /* Install the policies v[0..n) read from the directory: a policy known by name keeps its run-time
  * state (paused, counters, events, when it was loaded); pending settle times follow their policy
  * by name; a new policy with existing = wipe takes the disks present now. Takes v. */
@@ -1002,11 +1037,14 @@ static void policy_install(struct policy *v, size_t n) {
                         v[i].n_events = old->n_events;
                         v[i].next_event = old->next_event;
                 } else {
+                        const char *s = json_object_get_string(json_object_object_get(pol.states, v[i].name));
+
                         is_new[i] = true;
-                        v[i].paused = !v[i].enabled;
+                        v[i].paused = s ? strcmp(s, "paused") == 0 : !v[i].enabled;
                         v[i].loaded_mono = now;
                         any_new_existing |= v[i].existing_wipe;
-                        log_info("policy %s: loaded from %s%s", v[i].name, v[i].file, v[i].paused ? " (disabled)" : "");
+                        log_info("policy %s: loaded from %s%s", v[i].name, v[i].file,
+                                 !v[i].paused ? "" : s ? " (paused, as wipectl policies pause left it)" : " (enabled = no: paused)");
                 }
         }
         for (struct present *d = pol.present; d; d = d->next) {
@@ -1070,6 +1108,7 @@ int policy_start(struct pool *pool) {
 
         pol.pool = pool;
         pol.started = true;
+        policy_states_load();
         /* The disks there now are not new: existing = ignore leaves them alone. */
         present_scan();
         r = policy_load();
@@ -1154,6 +1193,7 @@ void policy_stop(void) {
                 free(d);
         }
         uevent_close();
+        json_object_put(pol.states);
         pol = (typeof(pol)) {};
 }
 
@@ -1166,6 +1206,7 @@ int policy_set_paused(const char *name, bool paused) {
                 return -EALREADY;
         /* Logged by the caller, with who asked. */
         p->paused = paused;
+        (void) policy_states_save(name, paused);
         return 0;
 }
 

@@ -745,7 +745,7 @@ static struct json_object *op_policies(struct request_ctx *c) {
         return r;
 }
 
-/* policy_pause and policy_resume {"name": NAME}: until the daemon stops (a reload keeps it). */
+/* policy_pause and policy_resume {"name": NAME}: kept across reloads and restarts (policy.c). */
 static struct json_object *op_policy_pause(struct request_ctx *c) {
         bool pause = c->req->op == PROTOCOL_OP_POLICY_PAUSE;
         struct json_object *r;

@@ -183,7 +183,8 @@ wait_match "$TEST_DIR/daemon.log" "policies not reloaded" 30 || fail "a bad poli
 
 stop_daemon || fail "the daemon did not stop cleanly"
 
-# A restart keeps the policy of a job (its record); the disks there at start are not new; udev's
+# A restart keeps the policy of a job (its record) and the pauses and resumes (policies.json);
+# the disks there at start are not new; udev's
 # monitor opens (where udev does not run it never reports anything: the kernel's events are those
 # above). The broken file is gone first, or the start would load no policy.
 rm -f "$PD/typo.conf"
@@ -193,7 +194,10 @@ wipectl list | grep -q "^job $id: started by policy zero" || fail "list does not
 json=$(wipectl --json policies) || fail "policies --json after the restart"
 jq_is "$json" '.events' udev "--policy-events udev"
 jq_is "$json" '.policies | length' 7 "policies after the restart"
-jq_is "$json" '.policies[] | select(.name == "zero") | .state' enabled "a pause does not outlive a restart"
+jq_is "$json" '.policies[] | select(.name == "zero") | .state' paused "a pause outlives a restart"
+jq_is "$json" '.policies[] | select(.name == "off") | .state' enabled "a resume outlives a restart (over enabled = no)"
+grep -q "policy zero: loaded from .*(paused, as wipectl policies pause left it)" "$TEST_DIR/daemon.log" ||
+        fail "the start does not say policy zero is paused"
 jq_is "$json" '[.policies[] | select(.name == "zero") | .devices[] | select(.node == "'"$z2dev"'") | .existing] | .[0]' true \
         "a disk present at the start"
 stop_daemon || fail "the daemon did not stop cleanly after the restart"
