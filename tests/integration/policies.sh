@@ -6,8 +6,9 @@
 # within the settle time starts nothing; a mounted one is refused with nothing written; one with a
 # file system is skipped (content = empty); a device no policy matches is untouched; a disabled
 # policy starts nothing until resumed; a device present at start is left alone (existing =
-# ignore); a finished drive plugged again is not wiped twice; the dry run in policies --json; a
-# reload keeps a paused policy paused; bad policy files are named FILE:LINE by --check-config.
+# ignore) or wiped (existing = wipe); a finished drive plugged again is not wiped twice; the dry
+# run in policies --json; a reload and a restart keep a paused policy paused; bad policy files are
+# named FILE:LINE by --check-config; a restart keeps a job's policy.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 
 command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 missing"
@@ -26,6 +27,7 @@ policy mnt "backing-file = $TEST_DIR/m-*.img" "content = any" "method = zero" "s
 policy empty "backing-file = $TEST_DIR/f-*.img" "method = zero" "settle = 1"
 policy off "backing-file = $TEST_DIR/p-*.img" "method = zero" "settle = 1" "enabled = no"
 policy ex "backing-file = $TEST_DIR/e-*.img" "transport = loop" "method = zero" "settle = 0.5"
+policy exw "backing-file = $TEST_DIR/w-*.img" "method = zero" "settle = 0.5" "existing = wipe"
 
 # img NAME: a file of random bytes (no signature) in the test directory; prints its path.
 img() {
@@ -48,21 +50,31 @@ jobs_of() { wipectl --json list | jq -r --arg d "$1" '[.jobs[] | select(.node ==
 e1=$(img e-1)
 e1dev=$(attach "$e1")
 e1sum=$(sha256sum < "$e1")
+# And one the policy with existing = wipe takes at the start.
+w1=$(img w-1)
+w1dev=$(attach "$w1")
 
 start_daemon --policy-dir "$PD" --policy-events kernel
-grep -q "policies: 6 loaded from $PD; watching devices (kernel events)" "$TEST_DIR/daemon.log" ||
+grep -q "policies: 7 loaded from $PD; watching devices (kernel events)" "$TEST_DIR/daemon.log" ||
         fail "no start-up line for the policies: $(grep -i polic "$TEST_DIR/daemon.log")"
 
 # --- (8) the dry run: the present device the ex policy matches, left alone as existing. ---
 json=$(wipectl --json policies) || fail "policies --json failed"
-jq_is "$json" '.policies | length' 6 "policies --json"
+jq_is "$json" '.policies | length' 7 "policies --json"
 jq_is "$json" '.events' kernel "policies --json"
 jq_is "$json" '.policies[] | select(.name == "off") | .state' paused "enabled = no"
 jq_is "$json" '.policies[] | select(.name == "zero") | .settle_s' 1 "settle"
 jq_is "$json" '.policies[] | select(.name == "zero") | .method' zero "method"
 jq_is "$json" '.policies[] | select(.name == "ex") | [.devices[] | .node] | join(",")' "$e1dev" "ex matches the present device"
 jq_is "$json" '.policies[] | select(.name == "ex") | .devices[0] | "\(.would_wipe) \(.existing)"' "true true" "dry run of ex"
-jq_is "$json" '[.policies[] | select(.name != "ex") | .devices[]] | length' 0 "the other policies match nothing yet"
+jq_is "$json" '[.policies[] | select(.name != "ex" and .name != "exw") | .devices[]] | length' 0 \
+        "the other policies match nothing yet"
+
+# existing = wipe: the disk there at the start is wiped after the settle time.
+wait_until 30 "a job on $w1dev by policy exw" job_by "$w1dev" exw
+idw=$(wipectl --json list | jq -r --arg d "$w1dev" '.jobs[] | select(.node == $d) | .job')
+[ "$(wait_job "$idw" 60)" = done ] || fail "job $idw: $(job_field "$idw" state)"
+cmp -n $((8 << 20)) "$w1dev" /dev/zero || fail "$w1dev: not zero after job $idw (existing = wipe)"
 wipectl policies | grep -q "^policy zero: enabled" || fail "policies text: $(wipectl policies)"
 
 # --- (1) a matching empty device becomes a job of its policy, wiped to zeros. ---
@@ -83,7 +95,7 @@ grep -q "policy zero: /dev/.*: job $id started" "$TEST_DIR/daemon.log" || fail "
 detach_loop "$z1dev"
 z1dev=$(attach "$z1")
 wait_until 30 "policy zero skips $z1dev (it has a job)" has_event zero "skipped: already has job $id"
-[ "$(wipectl --json list | jq '.jobs | length')" = 1 ] || fail "a second job: $(wipectl list)"
+[ "$(jobs_of "$z1dev")" = 1 ] || fail "a second job on $z1dev: $(wipectl list)"
 
 # --- (2) a device that goes within the settle time starts nothing. ---
 g1=$(img g-1)
@@ -144,7 +156,7 @@ cmp -n $((8 << 20)) "$p2dev" /dev/zero || fail "$p2dev: not zero after job $id2"
 wipectl policies pause zero >/dev/null || fail "policies pause zero"
 policy late "backing-file = $TEST_DIR/l-*.img" "method = zero"
 kill -HUP "$DAEMON_PID"
-wait_until 30 "the reload reads policy late" n_policies_is 7
+wait_until 30 "the reload reads policy late" n_policies_is 8
 jq_is "$(pol zero)" '.state' paused "policy zero after the reload"
 z2=$(img z-2)
 z2dev=$(attach "$z2")
@@ -159,7 +171,7 @@ wait_until 30 "policy zero skips $z2dev (paused)" has_event zero "skipped: the p
 for d in "$n1dev" "$f1dev" "$p1dev" "$e1dev" "$z2dev"; do
         [ "$(jobs_of "$d")" = 0 ] || fail "a job on $d"
 done
-[ "$(wipectl --json list | jq '.jobs | length')" = 2 ] || fail "jobs: $(wipectl list)"
+[ "$(wipectl --json list | jq '.jobs | length')" = 3 ] || fail "jobs: $(wipectl list)"
 
 # --- (9) bad policy files: FILE:LINE and a did-you-mean. ---
 BAD=$TEST_DIR/bad.d
@@ -174,12 +186,12 @@ echo "$out" | grep -qF "$BAD/values.conf:2: content = some" || fail "no error of
 echo "$out" | grep -qF "$BAD/values.conf:3: transport = sata, usbb: unknown transport \"usbb\"; did you mean usb?" ||
         fail "no error of a bad transport: $out"
 out=$("$WIPED" --check-config --config /dev/null --policy-dir "$PD" 2>&1 >/dev/null) || fail "--check-config: $out"
-echo "$out" | grep -q "7 policies OK" || fail "--check-config of the good policies: $out"
+echo "$out" | grep -q "8 policies OK" || fail "--check-config of the good policies: $out"
 # A reload with a bad file changes nothing.
 cp "$BAD/typo.conf" "$PD/typo.conf"
 kill -HUP "$DAEMON_PID"
 wait_match "$TEST_DIR/daemon.log" "policies not reloaded" 30 || fail "a bad policy file was not reported at reload"
-[ "$(wipectl --json policies | jq '.policies | length')" = 7 ] || fail "a bad reload changed the policies"
+[ "$(wipectl --json policies | jq '.policies | length')" = 8 ] || fail "a bad reload changed the policies"
 
 stop_daemon || fail "the daemon did not stop cleanly"
 
@@ -193,7 +205,7 @@ jq_is "$(wipectl --json status "$id")" '.jobs[0].policy' zero "job $id after a r
 wipectl list | grep -q "^job $id: started by policy zero" || fail "list does not name the policy: $(wipectl list)"
 json=$(wipectl --json policies) || fail "policies --json after the restart"
 jq_is "$json" '.events' udev "--policy-events udev"
-jq_is "$json" '.policies | length' 7 "policies after the restart"
+jq_is "$json" '.policies | length' 8 "policies after the restart"
 jq_is "$json" '.policies[] | select(.name == "zero") | .state' paused "a pause outlives a restart"
 jq_is "$json" '.policies[] | select(.name == "off") | .state' enabled "a resume outlives a restart (over enabled = no)"
 grep -q "policy zero: loaded from .*(paused, as wipectl policies pause left it)" "$TEST_DIR/daemon.log" ||
