@@ -858,6 +858,9 @@ static void present_consider(struct present *d, bool at_load_only_new, const boo
         struct device_identity id;
         char **links;
 
+        /* Without policies a disk is only tracked: nothing opens it. */
+        if (!pol.n)
+                return;
         snprintf(node, sizeof(node), "/dev/%s", d->name);
         if (device_identity_of(node, &id) < 0) {
                 log_debug("policies: %s: cannot read its identity: not considered", node);
