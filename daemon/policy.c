@@ -742,6 +742,8 @@ static int policy_request(const struct policy *p, struct job_request *rq, struct
                 (void) keystream_cipher_from_name(p->cipher, &rq->cipher);
         rq->policy = p->name;
         /* TODO(lead): rq.end_hook = policy->hook */
+        /* Here: rq->end_hook = p->hook (NULL: the global job-end-hook), and p->hook_timeout
+         * (seconds, 0: the default) for its timeout. */
         return 0;
 }
 
