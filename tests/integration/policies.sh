@@ -12,6 +12,8 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 
 command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 missing"
+UDEV_SEND=${UDEV_SEND:-$top_builddir/tests/helpers/udev-send}
+[ -x "$UDEV_SEND" ] || hard_error "$UDEV_SEND not built"
 
 PD=$TEST_DIR/policies.d
 mkdir -p "$PD" "$TEST_DIR/mnt"
@@ -212,5 +214,18 @@ grep -q "policy zero: loaded from .*(paused, as wipectl policies pause left it)"
         fail "the start does not say policy zero is paused"
 jq_is "$json" '[.policies[] | select(.name == "zero") | .devices[] | select(.node == "'"$z2dev"'") | .existing] | .[0]' true \
         "a disk present at the start"
+# Through udev's monitor: an event in udev's format (where udev runs, udevd sends it after its
+# rules; here the test does, for its own loop device only) makes a job of the policy.
+if [ -e /run/udev/control ]; then
+        note "udev runs here: its own event for the device is awaited"
+fi
+l1=$(img l-1)
+l1dev=$(attach "$l1")
+[ -e /run/udev/control ] || "$UDEV_SEND" change "${l1dev#/dev/}" "$(cat "/sys/block/${l1dev#/dev/}/dev")" ||
+        hard_error "udev-send failed"
+wait_until 30 "a job on $l1dev by policy late (udev's event)" job_by "$l1dev" late
+idl=$(wipectl --json list | jq -r --arg d "$l1dev" '.jobs[] | select(.node == $d) | .job')
+[ "$(wait_job "$idl" 60)" = done ] || fail "job $idl: $(job_field "$idl" state)"
+cmp -n $((8 << 20)) "$l1dev" /dev/zero || fail "$l1dev: not zero after job $idl"
 stop_daemon || fail "the daemon did not stop cleanly after the restart"
 pass
