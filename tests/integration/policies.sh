@@ -8,7 +8,8 @@
 # policy starts nothing until resumed; a device present at start is left alone (existing =
 # ignore) or wiped (existing = wipe); a finished drive plugged again is not wiped twice; the dry
 # run in policies --json; a reload and a restart keep a paused policy paused; bad policy files are
-# named FILE:LINE by --check-config; a restart keeps a job's policy.
+# named FILE:LINE by --check-config; a restart keeps a job's policy; and udev's monitor
+# (policy-events = udev), fed an event in udev's format by tests/helpers/udev-send.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 
 command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 missing"
