@@ -18,6 +18,7 @@
 /* Every command, in the order "wipectl --help" lists them (tmux's cmd_table). */
 static const struct cmd_entry *const cmd_table[] = {
         &cmd_devices_entry,
+        &cmd_policies_entry,
         &cmd_probe_entry,
         &cmd_wipe_entry,
         &cmd_methods_entry,

@@ -732,6 +732,9 @@ void output_report_text(struct json_object *rep) {
         n = list ? json_object_array_length(list) : n;
         printf("  Method:        %s (%zu pass%s: %s)\n", output_get_string(rep, "method", "?"), n, n == 1 ? "" : "es",
                output_pass_summary_json(list, 60, summary, sizeof(summary)));
+        /* Started without a person, by a bay policy of the daemon. */
+        if (output_get_string(rep, "policy", NULL))
+                printf("  Policy:        %s\n", output_escape(output_get_string(rep, "policy", NULL), false, err, sizeof(err)));
         output_report_standard(rep);
         if (size >= 0)
                 printf("  Size:          %s, %" PRId64 "-byte sectors\n", output_size_exact(a, sizeof(a), (uint64_t) size),

@@ -336,6 +336,14 @@ static int output_jobs_text(struct json_object *jobs) {
                 output_job_cells(&t, r + 1, json_object_array_get_idx(jobs, r));
         output_table_print(&t, "");
         output_table_done(&t);
+        /* A job a bay policy started: a note under the table (no column most jobs would leave empty). */
+        for (size_t r = 0; r < n; r++) {
+                struct json_object *job = json_object_array_get_idx(jobs, r);
+
+                if (output_get_string(job, "policy", NULL))
+                        printf("job %" PRId64 ": started by policy %s\n", output_job_id(job),
+                               output_escape(output_get_string(job, "policy", NULL), false, err, sizeof(err)));
+        }
         for (size_t r = 0; r < n; r++) {
                 struct json_object *job = json_object_array_get_idx(jobs, r);
 

@@ -67,6 +67,16 @@ _wipectl_devices() {
         fi
 }
 
+# _wipectl_policies WIPECTL SOCKET: the names of the daemon's bay policies ("policy NAME: ..." lines
+# of wipectl policies); nothing when the daemon cannot be asked.
+_wipectl_policies() {
+        local wipectl=$1 socket=$2 args=() line
+        [ -n "$socket" ] && args=(--socket "$socket")
+        timeout 2 "$wipectl" "${args[@]}" policies 2>/dev/null | while IFS= read -r line; do
+                [[ $line =~ ^policy\ ([^:]+): ]] && echo "${BASH_REMATCH[1]}"
+        done
+}
+
 # _wipectl_help_options WIPECTL CMD: the options that "wipectl CMD --help" lists, one a line:
 # "--name", or "--name VALUE" for one that takes a value.
 _wipectl_help_options() {
@@ -78,7 +88,7 @@ _wipectl_help_options() {
 
 _wipectl() {
         local cur=${COMP_WORDS[COMP_CWORD]} prev='' wipectl=${COMP_WORDS[0]} socket='' cmd='' i w
-        local commands="version status list cancel pause resume forget report devices probe methods verify watch wait wipe help"
+        local commands="version status list cancel pause resume forget report devices policies probe methods verify watch wait wipe help"
         local globals="--socket --json -J --bytes --quiet -q --help --version -V"
         local opts='' args_opts='' positional=''
         local IFS=$' \t\n'
@@ -178,6 +188,15 @@ _wipectl() {
         list) opts="--all --help" ;;
         methods) opts="--json --help" ;;
         devices) opts="--json --wipeable --help" ;;
+        policies)
+                # "policies pause NAME", "policies resume NAME": the action, then a policy's name.
+                opts="--json --help"
+                case $prev in
+                policies) COMPREPLY=($(compgen -W "pause resume" -- "$cur")) ;;
+                pause | resume) COMPREPLY=($(compgen -W "$(_wipectl_policies "$wipectl" "$socket")" -- "$cur")) ;;
+                esac
+                [[ $cur == -* ]] || return 0
+                ;;
         version) opts="--help" ;;
         help)
                 # "wipectl help CMD": a command, once.

@@ -114,6 +114,9 @@ extern const struct cmd_entry cmd_wipe_entry;
 /* cmd-devices.c */
 extern const struct cmd_entry cmd_devices_entry;
 
+/* cmd-policies.c */
+extern const struct cmd_entry cmd_policies_entry;
+
 /* cmd-methods.c */
 extern const struct cmd_entry cmd_methods_entry;
 

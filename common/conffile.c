@@ -89,6 +89,10 @@ static bool absolute_or_none_valid(const char *value) {
         return value[0] == '/' || strcmp(value, "none") == 0;
 }
 
+static bool events_valid(const char *value) {
+        return strcmp(value, "auto") == 0 || strcmp(value, "udev") == 0 || strcmp(value, "kernel") == 0;
+}
+
 static const struct key_def keys[_CONFFILE_KEY_MAX] = {
         [CONFFILE_THREADS] = { "threads", KEY_UINT, FIELD(threads, unsigned), .min = 1, .max = CONFFILE_THREADS_MAX,
                                .invalid = "invalid thread count (1.." STR(CONFFILE_THREADS_MAX) ")" },
@@ -165,6 +169,13 @@ static const struct key_def keys[_CONFFILE_KEY_MAX] = {
         [CONFFILE_DENY] = { "deny", KEY_LIST, FIELD(deny, char **), .reloads = true,
                             .count_offset = offsetof(struct conffile, n_deny), .valid = absolute_valid,
                             .invalid = "not an absolute path pattern (like /dev/disk/by-id/usb-*)" },
+        /* Read again on reload, with the policies in it. */
+        [CONFFILE_POLICY_DIR] = { "policy-dir", KEY_STRING, FIELD(policy_dir, char *), .reloads = true,
+                                  .valid = absolute_or_none_valid,
+                                  .invalid = "not an absolute path, nor none (no bay policies)" },
+        /* The monitor is opened once, at start. */
+        [CONFFILE_POLICY_EVENTS] = { "policy-events", KEY_STRING, FIELD(policy_events, char *),
+                                     .valid = events_valid, .invalid = "unknown event source (auto, udev, kernel)" },
 };
 
 /* The field of key k in c; the caller knows its type from keys[k].type. */

@@ -41,6 +41,8 @@ enum conffile_key {
         CONFFILE_HOOK_MAX_RUNNING,
         CONFFILE_ALLOW,                 /* a list: one pattern per line, may be repeated */
         CONFFILE_DENY,                  /* a list */
+        CONFFILE_POLICY_DIR,            /* the bay policies' directory, or "none" */
+        CONFFILE_POLICY_EVENTS,         /* where device events come from: auto, udev, kernel */
         _CONFFILE_KEY_MAX,
 };
 
@@ -103,6 +105,8 @@ struct conffile {
         unsigned hook_timeout;          /* 1..CONFFILE_HOOK_TIMEOUT_MAX seconds */
         unsigned hook_max_running;      /* 1..CONFFILE_HOOK_MAX_RUNNING_MAX hooks at once */
         char **allow, **deny;           /* fnmatch(3) patterns, absolute; NULL-terminated or NULL */
+        char *policy_dir;               /* policy-dir: absolute, or "none"; NULL: the default */
+        char *policy_events;            /* policy-events: "auto", "udev" or "kernel"; NULL: auto */
         size_t n_allow, n_deny;
 };
 

@@ -25,6 +25,9 @@ static const char *const op_names[_PROTOCOL_OP_MAX] = {
         [PROTOCOL_OP_RESUME] = "resume",
         [PROTOCOL_OP_FORGET] = "forget",
         [PROTOCOL_OP_DEVICES] = "devices",
+        [PROTOCOL_OP_POLICIES] = "policies",
+        [PROTOCOL_OP_POLICY_PAUSE] = "policy_pause",
+        [PROTOCOL_OP_POLICY_RESUME] = "policy_resume",
 };
 
 const char *protocol_op_name(enum protocol_op op) {
@@ -43,7 +46,7 @@ enum protocol_op protocol_op_from_name(const char *name) {
 bool protocol_op_mutates(enum protocol_op op) {
         return op == PROTOCOL_OP_SUBMIT || op == PROTOCOL_OP_CANCEL || op == PROTOCOL_OP_PROBE ||
                op == PROTOCOL_OP_VERIFY || op == PROTOCOL_OP_PAUSE || op == PROTOCOL_OP_RESUME ||
-               op == PROTOCOL_OP_FORGET;
+               op == PROTOCOL_OP_FORGET || op == PROTOCOL_OP_POLICY_PAUSE || op == PROTOCOL_OP_POLICY_RESUME;
 }
 
 #define FIELDS_MAX 13                    /* fields of the op with the most, and the end */
@@ -69,6 +72,9 @@ static const struct protocol_field op_fields[_PROTOCOL_OP_MAX][FIELDS_MAX] = {
         [PROTOCOL_OP_RESUME] = { { "job", PROTOCOL_FIELD_U64 }, { "device", PROTOCOL_FIELD_STRING }, { NULL } },
         [PROTOCOL_OP_FORGET] = { { "job", PROTOCOL_FIELD_U64 }, { NULL } },
         [PROTOCOL_OP_DEVICES] = { { NULL } },
+        [PROTOCOL_OP_POLICIES] = { { NULL } },
+        [PROTOCOL_OP_POLICY_PAUSE] = { { "name", PROTOCOL_FIELD_STRING }, { NULL } },
+        [PROTOCOL_OP_POLICY_RESUME] = { { "name", PROTOCOL_FIELD_STRING }, { NULL } },
 };
 
 const struct protocol_field *protocol_op_fields(enum protocol_op op) {

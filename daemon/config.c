@@ -203,6 +203,10 @@ static void config_print_key(FILE *out, const struct conffile *c, enum conffile_
                 fprintf(out, "%s = %s\n", name, config_hidden_area());
         else if (k == CONFFILE_KEYSTREAM_BACKEND)
                 fprintf(out, "%s = auto\n", name);
+        else if (k == CONFFILE_POLICY_DIR)
+                fprintf(out, "%s = %s\n", name, WIPED_POLICY_DIR_DEFAULT);
+        else if (k == CONFFILE_POLICY_EVENTS)
+                fprintf(out, "%s = auto\n", name);
         else
                 fprintf(out, "# %s = (not set)\n", name);
 }
@@ -229,6 +233,12 @@ int config_test(const char *path, struct conffile *cmdline) {
                 config_print_key(stdout, &config.cur, (enum conffile_key) k);
         if (fflush(stdout) != 0)
                 return -EIO;
+        /* The bay policies are part of the configuration: a bad one is a bad configuration. */
+        r = policy_check_dir(config.cur.policy_dir ? config.cur.policy_dir : WIPED_POLICY_DIR_DEFAULT, stderr);
+        if (r < 0) {
+                fprintf(stderr, "%s: configuration NOT OK (policies)\n", config.path);
+                return r;
+        }
         fprintf(stderr, "%s: %sconfiguration OK\n", config.path, found ? "" : "missing: the defaults apply; ");
         return 0;
 }
@@ -287,6 +297,9 @@ static void config_keep(struct conffile *next, struct conffile *cur, enum conffi
                 break;
         case CONFFILE_KEYSTREAM_BACKEND:
                 a = &next->keystream_backend, b = &cur->keystream_backend;
+                break;
+        case CONFFILE_POLICY_EVENTS:
+                a = &next->policy_events, b = &cur->policy_events;
                 break;
         default:
                 return;

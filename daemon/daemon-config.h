@@ -12,6 +12,7 @@
 #include "daemon.h"
 
 #define WIPED_CONFIG_DEFAULT "/etc/wiped/wiped.conf"
+#define WIPED_POLICY_DIR_DEFAULT "/etc/wiped/policies.d"     /* policy-dir */
 /* Defaults of the keys whose zero value is not their default. */
 #define WIPED_CHUNK_SIZE_DEFAULT (64ull << 20)          /* chunk-size: common/chunk.h's CHUNK_SIZE_DEFAULT */
 #define WIPED_CHECKPOINT_INTERVAL_DEFAULT 5.0           /* checkpoint-interval, seconds */

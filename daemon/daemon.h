@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <syslog.h>
 #include <json-c/json.h>
@@ -57,6 +58,8 @@ enum log_event {
         LOG_EVENT_STATE_CORRUPT,
         LOG_EVENT_HOOK_FINISHED,        /* a job's end hook exited 0 */
         LOG_EVENT_HOOK_FAILED,          /* it exited non-zero, was killed, timed out or did not start */
+        LOG_EVENT_POLICY_REFUSED,       /* a bay policy's device was refused (WIPED_JOB=0) */
+        LOG_EVENT_POLICY_SKIPPED,       /* or skipped: not empty, has a job, gone, paused */
         _LOG_EVENT_MAX,
 };
 /* The event's MESSAGE_ID (32 hex digits). */
@@ -181,6 +184,13 @@ struct json_object *device_probe_json(const struct device_probe *p);
  * whether it may be wiped (wipectl(1) DEVICES), without the exclusive open a submit tries (each
  * row says "exclusive_checked": false); a new array, or NULL on ENOMEM. */
 struct json_object *device_list_json(device_wiper_fn *wiper);
+/* The probe of a listing (no firmware questions, no exclusive open: p->no_exclusive_open) of the
+ * block device node with device number rdev, for the bay policies. 0 (a refusal is in p), or
+ * -ENOMEM; device_probe_done() p in any case. */
+int device_probe_listed(const char *node, dev_t rdev, device_wiper_fn *wiper, struct device_probe *p);
+/* Every /dev/disk/by-* link to node: NULL-terminated, free with device_links_free(); NULL on ENOMEM. */
+char **device_links(const char *node);
+void device_links_free(char **links);
 
 /* job.c */
 #define VERIFY_FIRST_MAX 16             /* mismatching sector offsets kept */
@@ -349,6 +359,7 @@ struct job {
         struct rate_limit rate;         /* max_rate of the submit (bps 0: none) */
         enum keystream_cipher cipher;   /* of every random pass; resolved, never AUTO */
         char *method;                   /* a method's name, or "custom" */
+        char *policy;                   /* the bay policy that started it, NULL: a client did */
         struct job_hidden_area hidden;  /* what was hidden on the drive at submit, and what was done */
         int *ns_fds;                    /* the controller's other namespaces, held O_EXCL while a firmware
                                          * command that erases them all is to come (job lock) */
@@ -517,6 +528,7 @@ struct job_request {
         const char *end_hook;           /* the job's own hook (a policy's; never a client's), NULL: the
                                          * global job-end-hook */
         double end_hook_timeout;        /* its timeout, seconds; 0: hook-timeout */
+        const char *policy;             /* the bay policy that asks (policy.c), NULL: a client */
 };
 
 /* Create and start jobs for every device (all or nothing): returns 0 and the new jobs in
@@ -706,6 +718,110 @@ bool pool_registered(struct pool *pool);
 /* {"threads","buffers","io_size","queue_depth","max_rate","buffer_memory","registered_buffers",
  * "worker_policy","worker_nice","worker_priority_applied"}; NULL on ENOMEM. */
 struct json_object *pool_json(struct pool *pool);
+
+/* policy.c: hot-plug bay policies (wiped(8) "BAY POLICIES"): a device that appears and meets a
+ * policy's criteria becomes a job through the normal submit, after it stayed present settle
+ * seconds. Main thread only. */
+#define POLICIES_MAX 64                 /* policy files read from the policy directory */
+#define POLICY_PENDING_MAX 256          /* devices waiting for their settle time at once */
+#define POLICY_EVENTS_MAX 16            /* last events kept per policy */
+#define POLICY_PATTERNS_MAX 64          /* values of the repeatable keys of one policy, together */
+#define POLICY_SETTLE_MAX 3600          /* seconds */
+#define POLICY_SETTLE_DEFAULT 2.0
+#define POLICY_FILE_SUFFIX ".conf"
+#define POLICY_NAME_MAX 64
+#define POLICY_STATES_FILE "policies.json" /* in the state directory: the pauses, across restarts */
+
+struct policy_event {
+        double at;                      /* CLOCK_REALTIME seconds */
+        char *device;                   /* node */
+        char *what;                     /* "job 7 started", "refused: /dev/loop3: refusing: mounted on /mnt" */
+        uint64_t job;                   /* the job it started, 0 when none */
+};
+
+/* One policy: one file NAME.conf of the policy directory. */
+struct policy {
+        char *name, *file;
+        /* What it matches: every criterion given must hold; the values of one key are ORed. */
+        char **match, **transport, **model, **serial, **backing;  /* NULL-terminated or NULL */
+        size_t n_match, n_transport, n_model, n_serial, n_backing;
+        int rotational;                 /* -1: either, else 0 or 1 */
+        uint64_t min_size, max_size;    /* bytes; max_size 0: no bound */
+        bool content_any;               /* content = any (default empty: no signature at all) */
+        /* What it does: NULL or unset means the daemon's default. */
+        char *method, *verify, *cipher;
+        uint64_t max_rate;              /* bytes/s */
+        bool have_max_rate;
+        char *hook;                     /* command run when its jobs end (kept for the hooks) */
+        double hook_timeout;            /* seconds, 0: the daemon's default */
+        bool enabled;                   /* enabled = (initial state) */
+        bool existing_wipe;             /* existing = wipe: also devices present when it was loaded */
+        double settle;                  /* seconds a device must stay before its job starts */
+        /* At run time (not from the file). */
+        bool paused;                    /* disabled, or paused by policy_pause */
+        double loaded_mono;             /* CLOCK_MONOTONIC when first loaded */
+        uint64_t n_started, n_refused, n_skipped;
+        struct policy_event events[POLICY_EVENTS_MAX]; /* a ring, oldest first from next_event */
+        unsigned n_events, next_event;
+};
+
+/* Parse the text (len bytes) of the policy file called file into *p (initialised here; free it
+ * with policy_done() in any case), the policy's name being name. 0, -EINVAL with every problem in
+ * err ("FILE:LINE: message" one a line, an unknown key with the closest known one), or -ENOMEM. */
+int policy_parse(struct policy *p, const char *name, const char *file, const char *text, size_t len, char *err,
+                 size_t err_len);
+void policy_done(struct policy *p);
+/* Whether the device with identity id and /dev/disk links (NULL-terminated, may be NULL) meets
+ * every match criterion of p: NULL when it does, else which one it fails ("transport", ...). A
+ * partition never matches. Pure. */
+const char *policy_match(const struct policy *p, const struct device_identity *id, char *const *links);
+/* Whether name is a valid policy name (the file name without ".conf"): letters, digits, '-', '_',
+ * '.', '@', at most POLICY_NAME_MAX bytes, not starting with '.'. */
+bool policy_name_valid(const char *name);
+/* wiped --check-config: read every policy of the directory dir ("none": none) and print each
+ * problem on out. 0, or -errno when a file does not parse. */
+int policy_check_dir(const char *dir, FILE *out);
+/* Start watching devices (the monitor of policy-events) and read the policies of policy-dir: the
+ * fd to wait on for device events, or -errno (logged; the policies then never act). */
+int policy_start(struct pool *pool);
+/* Device events are waiting on the fd. */
+void policy_dispatch(void);
+/* Main loop, about every 0.1 s: devices whose settle time is over are acted on. */
+void policy_tick(void);
+/* Read the policy directory again (SIGHUP): policies are added, changed or removed by name; a
+ * paused one stays paused. A directory with a bad file changes nothing. */
+void policy_reload(void);
+void policy_stop(void);
+/* "udev" or "kernel": where device events come from; NULL when none is watched. */
+const char *policy_events_source(void);
+/* Every policy, its settings, state, counters, last events and a dry run over the present
+ * disks (wiped(8) PROTOCOL "policies"): a new array, or NULL on ENOMEM. */
+struct json_object *policy_list_json(void);
+/* Pause or resume the policy called name, also for the next start (POLICY_STATES_FILE): 0,
+ * -ENOENT when there is none, -EALREADY when it is already so. */
+int policy_set_paused(const char *name, bool paused);
+
+/* uevent.c: block device events, from udev (sd-device monitor) or the kernel (netlink). */
+enum uevent_action {
+        UEVENT_ADD,
+        UEVENT_CHANGE,
+        UEVENT_REMOVE,
+};
+
+struct uevent {
+        enum uevent_action action;
+        char name[64];                  /* kernel name: loop3, sda */
+        dev_t devno;
+};
+
+/* Open a monitor of whole-disk block device events: mode "udev" (udev's, after its rules ran:
+ * the /dev/disk links exist), "kernel" (the kernel's netlink broadcast) or "auto" (udev when it
+ * runs: /run/udev/control exists). The fd to poll, with what was chosen in *used; or -errno. */
+int uevent_open(const char *mode, const char **used);
+/* The next event into *ev: 1, 0 when there is none now, or -errno. Events of anything but a
+ * whole disk of the block subsystem are skipped. */
+int uevent_receive(struct uevent *ev);
+void uevent_close(void);
 
 /* server.c */
 struct server_config {

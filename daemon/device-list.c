@@ -271,3 +271,15 @@ struct json_object *device_list_json(device_wiper_fn *wiper) {
         list_names_free(names);
         return r < 0 ? NULL : TAKE_PTR(arr);
 }
+
+int device_probe_listed(const char *node, dev_t rdev, device_wiper_fn *wiper, struct device_probe *p) {
+        return list_probe(node, rdev, wiper, p);
+}
+
+char **device_links(const char *node) {
+        return disk_links(node);
+}
+
+void device_links_free(char **links) {
+        list_names_free(links);
+}

@@ -628,9 +628,8 @@ static char **hook_env(struct job *job, enum job_state s) {
         r |= env_add(&env, &n, "WIPED_REPORT", job->report_file);
         r |= env_add(&env, &n, "WIPED_ERROR", s == JOB_FAILED ? error : NULL);
         r |= env_add(&env, &n, "WIPED_VERIFY_RESULT", verify_result);
-        /* POLICY: the bay policy that started the job (empty for a job a client submitted): joined
-         * with the policies of issue 19. */
-        r |= env_add(&env, &n, "WIPED_POLICY", NULL);
+        /* The bay policy that started the job (empty for a job a client submitted). */
+        r |= env_add(&env, &n, "WIPED_POLICY", job->policy);
         if (r || !by_id) {
                 for (size_t i = 0; i < n; i++)
                         free(env[i]);

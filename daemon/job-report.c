@@ -361,6 +361,7 @@ struct json_object *job_to_json(struct job *job) {
         json_add(o, "node", json_object_new_string(job->info.node));
         json_add(o, "state", json_object_new_string(job_state_name(s)));
         json_add(o, "method", json_object_new_string(job->method));
+        json_add(o, "policy", job->policy ? json_object_new_string(job->policy) : NULL);
         json_add(o, "pass_list", pass_list_json(job));
         json_add(o, "cipher", json_object_new_string(keystream_cipher_name(job->cipher)));
         json_add(o, "keystream_backends", state_backends_json(atomic_load(&job->keystream_backends)));
@@ -603,6 +604,8 @@ struct json_object *job_report_json(struct job *job, bool with_keys) {
         json_add(o, "node", json_object_new_string(job->info.node));
         json_add(o, "state", json_object_new_string(job_state_name(s)));
         json_add(o, "method", json_object_new_string(job->method));
+        /* The bay policy that started the job without a person (null: a client submitted it). */
+        json_add(o, "policy", job->policy ? json_object_new_string(job->policy) : NULL);
         json_add(o, "pass_list", pass_list_json(job));
         json_add(o, "keystream_backends", state_backends_json(atomic_load(&job->keystream_backends)));
         json_add(o, "size_bytes", json_object_new_uint64(job->info.size));

@@ -84,6 +84,7 @@ void job_free(struct job *job) {
         free(job->bad);
         free(job->runs);
         free(job->method);
+        free(job->policy);
         free(job->purge_fallback);
         sample_plan_done(&job->sample);
         device_identity_done(&job->info);
@@ -145,6 +146,11 @@ static struct job *job_new(const char *device, struct device_probe *probe, const
         pthread_mutex_init(&job->lock, NULL);
         job->device = strdup(device);
         job->method = strdup(rq->method);
+        if (rq->policy && !(job->policy = strdup(rq->policy))) {
+                *r = -ENOMEM;
+                job_free(job);
+                return NULL;
+        }
         job->cipher = keystream_cipher_resolve(rq->cipher);
         job->verify = job->run_verify = rq->verify;
         job->verify_percent = job->run_percent = rq->verify_percent;
@@ -377,7 +383,7 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
                 ret[i] = job;
                 log_job_event(LOG_INFO, LOG_EVENT_JOB_STARTED, job,
                          "job %" PRIu64 ": %s: started: method %s (%u %s), %s, verify %s, %s, sector %u, %" PRIu64
-                         " %s of %s, %u %s of %s in flight%s, rate limit %s",
+                         " %s of %s, %u %s of %s in flight%s, rate limit %s%s%s",
                          job->id, job->info.node, job->method, job->n_passes,
                          units_plural(job->n_passes, "pass", "passes"), keystream_cipher_name(job->cipher),
                          verify_mode_name(job->verify), units_size((char[32]) {}, 32, job->info.size),
@@ -385,7 +391,8 @@ int job_submit(struct pool *pool, const char *const *devices, size_t n, const st
                          units_size((char[32]) {}, 32, job->plan.chunk_size), job->queue_depth,
                          units_plural(job->queue_depth, "I/O", "I/Os"), units_size((char[32]) {}, 32, job->piece),
                          job->info.rotational ? " (rotational: in order)" : "",
-                         job->rate.bps ? units_rate((char[32]) {}, 32, (double) job->rate.bps) : "none");
+                         job->rate.bps ? units_rate((char[32]) {}, 32, (double) job->rate.bps) : "none",
+                         job->policy ? ", by policy " : "", job->policy ? job->policy : "");
                 pool_add_job(pool, job);
         }
         return 0;

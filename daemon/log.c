@@ -39,6 +39,8 @@ static const char *const log_ids[_LOG_EVENT_MAX] = {
         [LOG_EVENT_STATE_CORRUPT] = "b0f6baeb377547f49b162f1bcd82d9c5",
         [LOG_EVENT_HOOK_FINISHED] = "e068c435b65348d9b22697a789ac97cc",
         [LOG_EVENT_HOOK_FAILED] = "1f3f1c1247a647aebc22d42e09564cb3",
+        [LOG_EVENT_POLICY_REFUSED] = "5b0e6a1f3c9d4e2b8a7f61d04c3e9a52",
+        [LOG_EVENT_POLICY_SKIPPED] = "c4d81f27a96b4f0e93e5b2a7d6f1083c",
 };
 
 const char *log_event_id(enum log_event e) {

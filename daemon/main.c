@@ -75,6 +75,11 @@ static void usage(FILE *f) {
                 "                         kill a hook that runs longer, 1..86400 (default 60)\n"
                 "      --hook-max-running N\n"
                 "                         hooks run at once, 1..64; more wait (default 4)\n"
+                "      --policy-dir DIR|none\n"
+                "                         the bay policies, one NAME.conf each (default\n"
+                "                         " WIPED_POLICY_DIR_DEFAULT "; none: no policies)\n"
+                "      --policy-events auto|udev|kernel\n"
+                "                         where the policies learn of new devices (default auto)\n"
                 "      --pidfile PATH     write the daemon's pid there once it serves (removed at exit)\n"
                 "      --check-config     check the configuration, print the settings in effect and\n"
                 "                         exit (0: it is valid), starting nothing\n"
@@ -105,6 +110,8 @@ enum {
         OPT_JOB_END_HOOK,
         OPT_HOOK_TIMEOUT,
         OPT_HOOK_MAX_RUNNING,
+        OPT_POLICY_DIR,
+        OPT_POLICY_EVENTS,
         OPT_PIDFILE = 0x300,
         OPT_CHECK_CONFIG,
 };
@@ -124,6 +131,7 @@ static bool option_key(int c, enum conffile_key *ret) {
                 { OPT_STATUS_SOCKET, CONFFILE_STATUS_SOCKET },
                 { OPT_JOB_END_HOOK, CONFFILE_JOB_END_HOOK }, { OPT_HOOK_TIMEOUT, CONFFILE_HOOK_TIMEOUT },
                 { OPT_HOOK_MAX_RUNNING, CONFFILE_HOOK_MAX_RUNNING },
+                { OPT_POLICY_DIR, CONFFILE_POLICY_DIR }, { OPT_POLICY_EVENTS, CONFFILE_POLICY_EVENTS },
         };
 
         for (size_t i = 0; i < sizeof(keyed) / sizeof(keyed[0]); i++)
@@ -190,6 +198,8 @@ static int parse_args(int argc, char **argv, struct options *o) {
                 { "job-end-hook", required_argument, NULL, OPT_JOB_END_HOOK },
                 { "hook-timeout", required_argument, NULL, OPT_HOOK_TIMEOUT },
                 { "hook-max-running", required_argument, NULL, OPT_HOOK_MAX_RUNNING },
+                { "policy-dir", required_argument, NULL, OPT_POLICY_DIR },
+                { "policy-events", required_argument, NULL, OPT_POLICY_EVENTS },
                 { "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
                 { "foreground", no_argument, NULL, 'f' },
                 { "pidfile", required_argument, NULL, OPT_PIDFILE },

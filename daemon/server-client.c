@@ -676,10 +676,14 @@ static struct json_object *op_probe(struct request_ctx *c) {
 /* The last device list and when it was made (CLOCK_MONOTONIC seconds), for the read-only peers. */
 static struct json_object *devices_cache;
 static double devices_cache_at;
+static struct json_object *policies_cache;     /* the same for the policies request */
+static double policies_cache_at;
 
 void client_devices_cache_drop(void) {
         json_object_put(devices_cache);
         devices_cache = NULL;
+        json_object_put(policies_cache);
+        policies_cache = NULL;
 }
 
 /* Every block device of the machine and whether it may be wiped: read-only, like a probe. A
@@ -708,6 +712,62 @@ static struct json_object *op_devices(struct request_ctx *c) {
                 devices_cache_at = mono_s();
         }
         json_object_object_add(r, "devices", arr);
+        return r;
+}
+
+/* The bay policies with a dry run over the present disks (policy.c). Read-only: anyone may look,
+ * as at the devices list; and as there, the dry run probes every disk, so the read-only socket's
+ * peers share one for CLIENT_DEVICES_CACHE_S seconds. */
+static struct json_object *op_policies(struct request_ctx *c) {
+        struct json_object *r = protocol_reply_new(c->req->id), *arr;
+        double now = mono_s();
+
+        if (!r)
+                return NULL;
+        if (c->peer->read_only && policies_cache && now - policies_cache_at >= 0 &&
+            now - policies_cache_at < CLIENT_DEVICES_CACHE_S)
+                arr = json_object_get(policies_cache);
+        else {
+                arr = policy_list_json();
+                if (!arr) {
+                        json_object_put(r);
+                        return NULL;
+                }
+                json_object_put(policies_cache);
+                policies_cache = json_object_get(arr);
+                policies_cache_at = mono_s();
+        }
+        json_object_object_add(r, "policies", arr);
+        json_object_object_add(r, "policy_dir", config_settings()->policy_dir && strcmp(config_settings()->policy_dir, "none") == 0 ?
+                               NULL : json_object_new_string(config_settings()->policy_dir ? config_settings()->policy_dir :
+                                                             WIPED_POLICY_DIR_DEFAULT));
+        json_object_object_add(r, "events", policy_events_source() ? json_object_new_string(policy_events_source()) : NULL);
+        return r;
+}
+
+/* policy_pause and policy_resume {"name": NAME}: kept across reloads and restarts (policy.c). */
+static struct json_object *op_policy_pause(struct request_ctx *c) {
+        bool pause = c->req->op == PROTOCOL_OP_POLICY_PAUSE;
+        struct json_object *r;
+        const char *name;
+        int k;
+
+        k = protocol_get_string(c->req->obj, "name", &name);
+        if (k < 0)
+                return bad_field(c, "name", k == -ENOENT ? "is required" : "must be a policy name");
+        k = policy_set_paused(name, pause);
+        if (k == -ENOENT)
+                return protocol_reply_error(c->req->id, k, "policy %.64s: no such policy", name);
+        if (k == -EALREADY)
+                return protocol_reply_error(c->req->id, k, "policy %.64s: already %s", name, pause ? "paused" : "enabled");
+        if (k < 0)
+                return protocol_reply_error(c->req->id, k, "policy %.64s: %s", name, strerror(-k));
+        log_info("policy %s: %s by uid %u", name, pause ? "paused" : "resumed", (unsigned) c->peer->uid);
+        r = protocol_reply_new(c->req->id);
+        if (r) {
+                json_object_object_add(r, "name", json_object_new_string(name));
+                json_object_object_add(r, "state", json_object_new_string(pause ? "paused" : "enabled"));
+        }
         return r;
 }
 
@@ -867,6 +927,9 @@ static const op_handler handlers[_PROTOCOL_OP_MAX] = {
         [PROTOCOL_OP_RESUME] = op_resume,
         [PROTOCOL_OP_FORGET] = op_forget,
         [PROTOCOL_OP_DEVICES] = op_devices,
+        [PROTOCOL_OP_POLICIES] = op_policies,
+        [PROTOCOL_OP_POLICY_PAUSE] = op_policy_pause,
+        [PROTOCOL_OP_POLICY_RESUME] = op_policy_pause,
 };
 
 struct json_object *client_handle(struct pool *pool, const struct peer *peer, const char *line, size_t len,

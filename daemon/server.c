@@ -57,7 +57,7 @@ struct listener {
         struct conn tag;                /* its epoll data pointer */
 };
 
-static struct conn signal_tag, timer_tag;       /* distinct epoll data pointers */
+static struct conn signal_tag, timer_tag, policy_tag; /* distinct epoll data pointers */
 static struct listener listeners[SERVER_LISTENERS_MAX] = { { .fd = -1 }, { .fd = -1 } };
 static size_t n_listeners;
 
@@ -657,7 +657,7 @@ int server_run(struct pool *pool, void (*on_stop)(void *), void *arg) {
         char mem[32];
         uint64_t watchdog_usec = 0;
         double status_at = 0, watchdog_at = 0;
-        int r;
+        int r, pfd;
 
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
@@ -673,6 +673,12 @@ int server_run(struct pool *pool, void (*on_stop)(void *), void *arg) {
         if ((r = listeners_add(ep)) < 0 || (r = add_fd(ep, sfd, &signal_tag)) < 0 ||
             (r = add_fd(ep, tfd, &timer_tag)) < 0)
                 return r;
+        /* The bay policies' device events (none: the policies never act, which policy_start logged). */
+        pfd = policy_start(pool);
+        if (pfd >= 0 && (r = add_fd(ep, pfd, &policy_tag)) < 0) {
+                policy_stop();
+                return r;
+        }
 
         /* The watchdog, when the service manager asks for one: pinged from this loop, so a stuck
          * main loop (not a busy worker) is what it catches. */
@@ -705,6 +711,7 @@ int server_run(struct pool *pool, void (*on_stop)(void *), void *arg) {
                                 while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
                                         if (si.ssi_signo == SIGHUP) {
                                                 (void) config_reload();
+                                                policy_reload();
                                                 continue;
                                         }
                                         log_info("%s: stopping", strsignal((int) si.ssi_signo));
@@ -712,11 +719,14 @@ int server_run(struct pool *pool, void (*on_stop)(void *), void *arg) {
                                         running = false;
                                         break;
                                 }
+                        } else if (c == &policy_tag) {
+                                policy_dispatch();
                         } else if (c == &timer_tag) {
                                 uint64_t ticks;
 
                                 (void) !read(tfd, &ticks, sizeof(ticks));
                                 job_tick();
+                                policy_tick();
                                 server_watch_tick(ep);
                                 server_timeouts(mono_s());
                                 server_notify(mono_s(), &status_at, &watchdog_at, watchdog_usec);
@@ -738,6 +748,7 @@ int server_run(struct pool *pool, void (*on_stop)(void *), void *arg) {
         }
         /* Stop the jobs while the clients are still connected, so that watchers see them end
          * (interrupted) before the connections close; what they do not read now is lost. */
+        policy_stop();
         on_stop(arg);
         server_watch_tick(ep);
         while (conns)

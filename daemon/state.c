@@ -206,6 +206,9 @@ struct json_object *state_record_json(struct job *job) {
         add(o, "id", json_object_new_uint64(job->id));
         add(o, "device", json_object_new_string(job->device));
         add(o, "method", json_object_new_string(job->method));
+        /* Only a policy's job has one: a client's record stays as it was before bay policies. */
+        if (job->policy)
+                add(o, "policy", json_object_new_string(job->policy));
         add(o, "cipher", json_object_new_string(keystream_cipher_name(job->cipher)));
         add(o, "verify", json_object_new_string(verify_mode_name(job->verify)));
         add(o, "verify_percent", json_object_new_double(job->verify_percent));
@@ -846,6 +849,9 @@ int state_record_parse(struct json_object *rec, struct job *job, char *err, size
         job->id = get_u64(&p, rec, "id", UINT64_MAX - 1);
         job->device = get_str(&p, rec, "device", false);
         job->method = get_str(&p, rec, "method", false);
+        /* Since the bay policies; absent from older records (a client's job). */
+        if (json_object_object_get_ex(rec, "policy", NULL))
+                job->policy = get_str(&p, rec, "policy", true);
         cipher = get_str(&p, rec, "cipher", false);
         if (cipher && (keystream_cipher_from_name(cipher, &job->cipher) < 0 || job->cipher == KEYSTREAM_AUTO) && !p.bad)
                 p.bad = "cipher";

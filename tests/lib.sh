@@ -137,6 +137,8 @@ start_daemon() {
         # Never the machine's /etc/wiped/wiped.conf; NO_CONFIG=1 start_daemon: the daemon's default.
         local conf=(--config /dev/null)
         [[ -n ${NO_CONFIG:-} || " $* " == *" --config "* || " $* " == *" -c "* ]] && conf=()
+        # Nor the machine's bay policies (/etc/wiped/policies.d), unless the test names a directory.
+        [[ ${#conf[@]} -gt 0 && " $* " != *" --policy-dir "* ]] && conf+=(--policy-dir none)
         "$WIPED" --socket "$SOCK" --state-dir "$STATE" --foreground "${conf[@]}" "$@" >> "$TEST_DIR/daemon.log" 2>&1 &
         DAEMON_PID=$!
         for _ in $(seq 100); do

@@ -7,7 +7,7 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 
 COMPLETION=$top_srcdir/cli/wipectl.bash
-COMMANDS="version status list cancel pause resume forget report devices probe methods verify watch wait wipe help"
+COMMANDS="version status list cancel pause resume forget report devices policies probe methods verify watch wait wipe help"
 GLOBALS="--socket --json -J --bytes --quiet -q --help --version -V"
 [ -f "$COMPLETION" ] || hard_error "$COMPLETION missing"
 bash -n "$COMPLETION" || fail "$COMPLETION: syntax error"

@@ -65,6 +65,8 @@ static void test_values(void **state) {
                 "job-end-hook = /etc/wiped/hook \"$WIPED_JOB\" # a comment is part of it\n"
                 "hook-timeout = 120\n"
                 "hook-max-running = 2\n"
+                "policy-dir = /etc/w/policies.d\n"
+                "policy-events = kernel\n"
                 "deny = /dev/nvme0n1";  /* no newline at the end */
         struct conffile c;
         char err[512], buf[128];
@@ -109,6 +111,10 @@ static void test_values(void **state) {
         assert_null(c.allow[2]);
         assert_int_equal(c.n_deny, 2);
         assert_string_equal(c.deny[1], "/dev/nvme0n1");
+        assert_string_equal(c.policy_dir, "/etc/w/policies.d");
+        assert_string_equal(c.policy_events, "kernel");
+        assert_true(conffile_key_reloads(CONFFILE_POLICY_DIR));
+        assert_false(conffile_key_reloads(CONFFILE_POLICY_EVENTS));
         assert_int_equal(c.line[CONFFILE_THREADS], 3);
         assert_int_equal(c.line[CONFFILE_BUFFERS], 4);
         assert_int_equal(c.line[CONFFILE_ALLOW], 27);
@@ -555,6 +561,7 @@ static void test_roundtrip(void **state) {
                 [CONFFILE_STATUS_SOCKET] = "/run/w-status.sock",
                 [CONFFILE_JOB_END_HOOK] = "/usr/local/bin/led --job \"$WIPED_JOB\"", [CONFFILE_HOOK_TIMEOUT] = "30",
                 [CONFFILE_HOOK_MAX_RUNNING] = "2",
+                [CONFFILE_POLICY_DIR] = "/etc/w/policies.d", [CONFFILE_POLICY_EVENTS] = "udev",
         };
         struct conffile a = {}, b = {}, empty = {}, merged = {}, file;
         char msg[128], buf[128], text[4096] = "", err[512];
