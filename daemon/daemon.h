@@ -59,6 +59,9 @@ enum log_event {
 };
 /* The event's MESSAGE_ID (32 hex digits). */
 const char *log_event_id(enum log_event e);
+/* How many times event e was logged (log_job) since the start, whatever the log level: the
+ * metrics' counters of jobs started and ended and reports written. Any thread. */
+uint64_t log_event_count(enum log_event e);
 /* A job event: with MESSAGE_ID, WIPED_JOB, WIPED_DEVICE and WIPED_SERIAL in the journal. */
 void log_job(int level, enum log_event event, uint64_t job, const char *device, const char *serial,
              const char *fmt, ...) __attribute__((format(printf, 6, 7)));
@@ -638,6 +641,22 @@ bool pool_registered(struct pool *pool);
 /* {"threads","buffers","io_size","queue_depth","max_rate","buffer_memory","registered_buffers",
  * "worker_policy","worker_nice","worker_priority_applied"}; NULL on ENOMEM. */
 struct json_object *pool_json(struct pool *pool);
+
+/* metrics.c: Prometheus metrics (wiped(8) "METRICS"), at metrics-listen and in metrics-textfile */
+#define METRICS_ENDED_MAX 256           /* ended jobs exported at most (the latest) */
+/* Start serving (metrics-listen) and writing (metrics-textfile) what is configured, after the
+ * jobs were loaded; pool's sizes are read now. 0 (also when nothing is configured), or -errno
+ * (logged: the address cannot be bound, the directory cannot be opened). */
+int metrics_start(struct pool *pool);
+/* Main loop, every tick (main thread): the snapshot scrapes are served from, made again when a
+ * second passed or a job's state changed, and the textfile rewritten every metrics-interval and
+ * at a job's change of state. */
+void metrics_tick(void);
+/* Stop serving; write the textfile a last time, with wiped_up 0. Main thread, before
+ * job_free_all(); accepts not started. */
+void metrics_stop(void);
+/* A worker's I/O failed (wiped_io_errors_total). Any thread. */
+void metrics_count_io_error(void);
 
 /* server.c */
 struct server_config {

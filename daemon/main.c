@@ -69,6 +69,11 @@ static void usage(FILE *f) {
                 "      --keystream-backend auto|openssl|gcrypt|CIPHER:BACKEND,...\n"
                 "                         the library that makes the keystream (default auto: the\n"
                 "                         fastest measured at start-up, per cipher)\n"
+                "      --metrics-listen ADDRESS:PORT\n"
+                "                         serve Prometheus metrics at http://ADDRESS:PORT/metrics\n"
+                "                         (numeric: 127.0.0.1:9137, [::1]:9137; default none)\n"
+                "      --metrics-textfile PATH.prom\n"
+                "                         keep node_exporter's textfile of the metrics there (default none)\n"
                 "      --pidfile PATH     write the daemon's pid there once it serves (removed at exit)\n"
                 "      --check-config     check the configuration, print the settings in effect and\n"
                 "                         exit (0: it is valid), starting nothing\n"
@@ -98,6 +103,8 @@ enum {
         OPT_STATUS_SOCKET,
         OPT_PIDFILE = 0x300,
         OPT_CHECK_CONFIG,
+        OPT_METRICS_LISTEN = 0x310,
+        OPT_METRICS_TEXTFILE,
 };
 
 /* The options that are keys of the configuration file too (the same names and checks): true
@@ -113,6 +120,7 @@ static bool option_key(int c, enum conffile_key *ret) {
                 { OPT_BACKEND, CONFFILE_KEYSTREAM_BACKEND },
                 { OPT_WORKER_POLICY, CONFFILE_WORKER_POLICY }, { OPT_WORKER_NICE, CONFFILE_WORKER_NICE },
                 { OPT_STATUS_SOCKET, CONFFILE_STATUS_SOCKET },
+                { OPT_METRICS_LISTEN, CONFFILE_METRICS_LISTEN }, { OPT_METRICS_TEXTFILE, CONFFILE_METRICS_TEXTFILE },
         };
 
         for (size_t i = 0; i < sizeof(keyed) / sizeof(keyed[0]); i++)
@@ -177,6 +185,8 @@ static int parse_args(int argc, char **argv, struct options *o) {
                 { "worker-nice", required_argument, NULL, OPT_WORKER_NICE },
                 { "status-socket", required_argument, NULL, OPT_STATUS_SOCKET },
                 { "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
+                { "metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN },
+                { "metrics-textfile", required_argument, NULL, OPT_METRICS_TEXTFILE },
                 { "foreground", no_argument, NULL, 'f' },
                 { "pidfile", required_argument, NULL, OPT_PIDFILE },
                 { "verbose", no_argument, NULL, 'v' },
@@ -501,6 +511,8 @@ int main(int argc, char **argv) {
                          conffile_policy_name(s->worker_policy), s->worker_nice);
         }
         job_load_all(pool);
+        if (metrics_start(pool) < 0)
+                goto fail;
         if (o.pidfile && pidfile_write(o.pidfile) < 0)
                 goto fail;
         daemonize_ready(ready_fd, true);
@@ -511,6 +523,8 @@ int main(int argc, char **argv) {
                 log_error("main loop failed: %s", strerror(-r));
                 stop_jobs(&pool);
         }
+        /* After the jobs stopped: the last textfile shows how they were left. */
+        metrics_stop();
         job_free_all();
         if (o.pidfile)
                 unlink(o.pidfile);
@@ -522,6 +536,7 @@ int main(int argc, char **argv) {
 
 fail:
         daemonize_ready(ready_fd, false);
+        metrics_stop();
         job_flusher_stop();
         pool_free(pool);
         server_unlisten();

@@ -86,6 +86,7 @@ void worker_io_ok(struct job *job) {
 static int worker_io_failed(struct job *job, int r, uint64_t off) {
         uint64_t now = mono_ns(), start = 0, n = atomic_fetch_add(&job->fail_streak, 1) + 1;
 
+        metrics_count_io_error();
         if (n == 1 || !atomic_load(&job->fail_streak_ns))
                 atomic_store(&job->fail_streak_ns, now);
         start = atomic_load(&job->fail_streak_ns);
