@@ -655,7 +655,7 @@ void metrics_tick(void);
 /* Stop serving; write the textfile a last time, with wiped_up 0. Main thread, before
  * job_free_all(); accepts not started. */
 void metrics_stop(void);
-/* A worker's I/O failed (wiped_io_errors_total). Any thread. */
+/* An I/O of a worker failed, or a synchronous retry of one (wiped_io_errors_total). Any thread. */
 void metrics_count_io_error(void);
 
 /* server.c */

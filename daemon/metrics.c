@@ -262,7 +262,7 @@ static char *metrics_render(bool up, size_t *len) {
         put_head(f, "wiped_reports_written_total", "counter", "Signed reports written to the state directory.");
         fprintf(f, "wiped_reports_written_total %" PRIu64 "\n", log_event_count(LOG_EVENT_REPORT_WRITTEN));
         put_head(f, "wiped_io_errors_total", "counter",
-                 "I/Os of the workers that failed (each is retried in smaller pieces; what stays bad is a bad range).");
+                 "I/Os that failed (a media error's retries, by halves down to single sectors, count too).");
         fprintf(f, "wiped_io_errors_total %" PRIu64 "\n", (uint64_t) atomic_load(&metrics_io_errors));
 
         /* Per job: the ones not ended, and the ended ones of the last metrics-ended-max-age. */

@@ -86,7 +86,6 @@ void worker_io_ok(struct job *job) {
 static int worker_io_failed(struct job *job, int r, uint64_t off) {
         uint64_t now = mono_ns(), start = 0, n = atomic_fetch_add(&job->fail_streak, 1) + 1;
 
-        metrics_count_io_error();
         if (n == 1 || !atomic_load(&job->fail_streak_ns))
                 atomic_store(&job->fail_streak_ns, now);
         start = atomic_load(&job->fail_streak_ns);
@@ -106,6 +105,8 @@ static int recover_io(int fd, bool read, uint8_t *buf, uint32_t len, uint64_t of
         do
                 n = read ? pread(fd, buf, len, (off_t) off) : pwrite(fd, buf, len, (off_t) off);
         while (n < 0 && errno == EINTR);
+        if (n < 0 || (uint32_t) n != len)
+                metrics_count_io_error();
         if (n < 0)
                 return -errno;
         return (uint32_t) n == len ? 0 : -EIO;
