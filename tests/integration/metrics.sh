@@ -28,6 +28,24 @@ command -v python3 >/dev/null || skip "python3 missing (finds free ports)"
 jq -e '.panels | length > 0' "$CONTRIB/grafana/wiped-dashboard.json" > /dev/null ||
         fail "the Grafana dashboard is not valid JSON with panels"
 
+# Bad values of the keys are refused with the key named; good ones parse.
+check_key() {
+        printf '%s\n' "$1" > "$TEST_DIR/key.conf"
+        "$WIPED" --config "$TEST_DIR/key.conf" --check-config > /dev/null 2> "$TEST_DIR/key.err"
+}
+for bad in 'metrics-listen = localhost:9137' 'metrics-listen = 127.0.0.1' 'metrics-listen = 127.0.0.1:0' \
+           'metrics-listen = 127.0.0.1:65536' 'metrics-listen = ::1:9137' 'metrics-listen = [::1]9137' \
+           'metrics-textfile = relative.prom' 'metrics-textfile = /tmp/wiped.txt' 'metrics-textfile = /tmp/.prom' \
+           'metrics-interval = 0.5' 'metrics-interval = 3601' 'metrics-ended-max-age = -1'; do
+        check_key "$bad" && fail "accepted: $bad"
+        grep -q "key.conf:1: " "$TEST_DIR/key.err" || fail "$bad: $(cat "$TEST_DIR/key.err")"
+done
+for good in 'metrics-listen = 127.0.0.1:9137' 'metrics-listen = [::1]:9137' 'metrics-listen = 0.0.0.0:1' \
+            'metrics-textfile = /var/lib/prometheus/node-exporter/wiped.prom' 'metrics-interval = 1' \
+            'metrics-ended-max-age = 0'; do
+        check_key "$good" || fail "refused: $good: $(cat "$TEST_DIR/key.err")"
+done
+
 # Three free TCP ports on 127.0.0.1 (the kernel's choice; a race with another program is unlikely).
 read -r P_WIPED P_NODE P_PROM < <(python3 -c '
 import socket
@@ -45,6 +63,14 @@ thin=$(make_thin_loop 64M 16M) || exit $?
 printf 'metrics-interval = 1\n' > "$TEST_DIR/wiped.conf"
 start_daemon --config "$TEST_DIR/wiped.conf" --threads 2 --metrics-listen "127.0.0.1:$P_WIPED" \
         --metrics-textfile "$TEXTDIR/wiped.prom"
+
+# A second daemon cannot have the same address: it says so and does not start.
+if timeout 60 "$WIPED" --config /dev/null --socket "$TEST_DIR/second.sock" --state-dir "$TEST_DIR/second" --foreground \
+        --metrics-listen "127.0.0.1:$P_WIPED" > "$TEST_DIR/second.log" 2>&1; then
+        fail "a second daemon started on the metrics address in use"
+fi
+grep -q "metrics-listen 127.0.0.1:$P_WIPED: cannot serve the metrics" "$TEST_DIR/second.log" ||
+        fail "second daemon: $(cat "$TEST_DIR/second.log")"
 
 # The endpoint itself.
 curl -sS -D "$TEST_DIR/headers" -o "$TEST_DIR/scrape" "$WIPED_URL" || fail "GET $WIPED_URL failed"
