@@ -20,7 +20,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#if HAVE_MHD
 #include <microhttpd.h>
+#endif
 
 #include "atomicfile.h"
 #include "cleanup.h"
@@ -35,7 +37,9 @@
 
 static struct {
         bool enabled;                   /* an endpoint or a textfile is configured */
+#if HAVE_MHD
         struct MHD_Daemon *httpd;
+#endif
         char *listen;                   /* metrics-listen as configured, for messages */
         char *textfile;                 /* metrics-textfile */
         int text_dirfd;                 /* its directory */
@@ -405,6 +409,7 @@ void metrics_tick(void) {
                 metrics_refresh(true, false);
 }
 
+#if HAVE_MHD
 static struct MHD_Response *metrics_text_response(const char *text) {
         struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(text), (void *) text, MHD_RESPMEM_PERSISTENT);
 
@@ -485,6 +490,13 @@ static int metrics_http_start(const char *listen) {
         log_info("metrics at http://%s/metrics", listen);
         return 0;
 }
+#else
+static int metrics_http_start(const char *listen) {
+        log_error("metrics-listen %s: this wiped was built without libmicrohttpd (--disable-metrics-http): "
+                  "use metrics-textfile", listen);
+        return -EOPNOTSUPP;
+}
+#endif
 
 static int metrics_textfile_open(const char *path) {
         _cleanup_free_ char *dir = strdup(path), *base = strdup(path);
@@ -550,9 +562,11 @@ fail:
 void metrics_stop(void) {
         if (!metrics.enabled)
                 return;
+#if HAVE_MHD
         if (metrics.httpd)
                 MHD_stop_daemon(metrics.httpd);
         metrics.httpd = NULL;
+#endif
         /* node_exporter exports a textfile for as long as it is there: leave the jobs as they were
          * left, and wiped_up 0, which says the daemon is not running (rather than a last 1 that
          * would say it is, or no file, which says nothing). */
