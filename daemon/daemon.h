@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <syslog.h>
 #include <json-c/json.h>
@@ -657,6 +658,11 @@ void metrics_tick(void);
 void metrics_stop(void);
 /* An I/O of a worker failed, or a synchronous retry of one (wiped_io_errors_total). Any thread. */
 void metrics_count_io_error(void);
+/* The exposition text of the daemon and the jobs shown, with wiped_up 1 or 0 (main thread): a
+ * new malloc'd string with its length in *len, or NULL on ENOMEM. */
+char *metrics_render(bool up, size_t *len);
+/* A label value as the exposition format wants it: backslash, double quote and newline escaped. */
+void metrics_put_label(FILE *f, const char *v);
 
 /* server.c */
 struct server_config {

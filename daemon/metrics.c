@@ -61,8 +61,7 @@ void metrics_count_io_error(void) {
         atomic_fetch_add_explicit(&metrics_io_errors, 1, memory_order_relaxed);
 }
 
-/* A label value as the exposition format wants it: backslash, double quote and newline escaped. */
-static void put_label(FILE *f, const char *v) {
+void metrics_put_label(FILE *f, const char *v) {
         for (; v && *v; v++) {
                 if (*v == '\\')
                         fputs("\\\\", f);
@@ -87,9 +86,9 @@ struct job_labels {
 
 static void put_job_labels(FILE *f, const struct job_labels *l) {
         fprintf(f, "job_id=\"%" PRIu64 "\",device=\"", l->id);
-        put_label(f, l->node);
+        metrics_put_label(f, l->node);
         fputs("\",serial=\"", f);
-        put_label(f, l->serial);
+        metrics_put_label(f, l->serial);
         fputc('"', f);
 }
 
@@ -109,7 +108,7 @@ static void put_job_sample(FILE *f, const char *name, const struct job_labels *l
         put_job_labels(f, l);
         if (extra_name) {
                 fprintf(f, ",%s=\"", extra_name);
-                put_label(f, extra_value);
+                metrics_put_label(f, extra_value);
                 fputc('"', f);
         }
         fputs("} ", f);
@@ -199,9 +198,7 @@ static bool job_sample_shown(const struct job_sample *s, double now) {
         return isnan(s->ended) || now - s->ended <= config_settings()->metrics_ended_max_age;
 }
 
-/* The exposition text of everything, up (1 while serving, 0 in the last textfile at a stop).
- * A new malloc'd string with its length in *len, or NULL on ENOMEM. */
-static char *metrics_render(bool up, size_t *len) {
+char *metrics_render(bool up, size_t *len) {
         struct job_sample *js = NULL;
         size_t n = 0, cap = 0, shown = 0, skip = 0, ended = 0;
         unsigned by_state[_JOB_STATE_MAX] = {};
@@ -287,9 +284,9 @@ static char *metrics_render(bool up, size_t *len) {
                         fputs("wiped_job_info{", f);
                         put_job_labels(f, &js[i].l);
                         fputs(",model=\"", f);
-                        put_label(f, js[i].model);
+                        metrics_put_label(f, js[i].model);
                         fputs("\",method=\"", f);
-                        put_label(f, js[i].method);
+                        metrics_put_label(f, js[i].method);
                         fputs("\"} 1\n", f);
                 }
                 put_head(f, "wiped_job_state", "gauge", "1 for the state the job is in, 0 for every other state.");
