@@ -46,6 +46,20 @@ for good in 'metrics-listen = 127.0.0.1:9137' 'metrics-listen = [::1]:9137' 'met
         check_key "$good" || fail "refused: $good: $(cat "$TEST_DIR/key.err")"
 done
 
+# The systemd drop-in that opens the shipped unit to the metrics: every key known to systemd.
+if command -v systemd-analyze > /dev/null; then
+        unit=$TEST_DIR/unit
+        mkdir -p "$unit/wiped.service.d" || hard_error "mkdir $unit"
+        sed -e 's|@sbindir@/wiped|/bin/true|' "$top_srcdir/systemd/wiped.service.in" > "$unit/wiped.service"
+        cp "$top_srcdir/systemd/wiped.socket" "$top_srcdir/systemd/wiped-status.socket" "$unit/" || hard_error "cp units"
+        cp "$CONTRIB/prometheus/wiped-metrics.service.conf" "$unit/wiped.service.d/metrics.conf" || hard_error "cp drop-in"
+        (cd "$unit" && SYSTEMD_UNIT_PATH=$unit: systemd-analyze verify --man=no wiped.service) > "$TEST_DIR/verify.out" 2>&1 ||
+                fail "systemd-analyze verify with the drop-in: $(cat "$TEST_DIR/verify.out")"
+        [ ! -s "$TEST_DIR/verify.out" ] || fail "systemd-analyze verify with the drop-in: $(cat "$TEST_DIR/verify.out")"
+else
+        note "systemd-analyze missing: the drop-in is not checked"
+fi
+
 # Three free TCP ports on 127.0.0.1 (the kernel's choice; a race with another program is unlikely).
 read -r P_WIPED P_NODE P_PROM < <(python3 -c '
 import socket
