@@ -124,7 +124,6 @@ struct job_sample {
         double size, work_done, work_total, written, rate, eta, bad, mismatched;
         double started, ended, progress;
         double pass, passes;
-        bool shown;                     /* exported (its series are written) */
 };
 
 static double json_num(struct json_object *o, const char *key) {
@@ -191,22 +190,45 @@ static int job_sample_read(struct job *job, struct job_sample *s) {
         return 0;
 }
 
-/* Whether an ended job is still shown: it ended within metrics-ended-max-age. */
-static bool job_sample_shown(const struct job_sample *s, double now) {
-        if (!job_state_is_final(s->state))
-                return true;
-        return isnan(s->ended) || now - s->ended <= config_settings()->metrics_ended_max_age;
+/* Whether the job is shown (a cheap look, under its lock, for every job of the table): one that
+ * has not ended, or ended within metrics-ended-max-age. Its state in *state. */
+static bool job_shown(struct job *job, double now, enum job_state *state) {
+        double ended;
+
+        pthread_mutex_lock(&job->lock);
+        *state = job->state;
+        ended = job->ended_at;
+        pthread_mutex_unlock(&job->lock);
+        return !job_state_is_final(*state) || ended <= 0 || now - ended <= config_settings()->metrics_ended_max_age;
 }
 
 char *metrics_render(bool up, size_t *len) {
         struct job_sample *js = NULL;
-        size_t n = 0, cap = 0, shown = 0, skip = 0, ended = 0;
+        size_t n = 0, cap = 0, skip = 0, ended = 0;
         unsigned by_state[_JOB_STATE_MAX] = {};
         double now = real_s();
         char *text = NULL;
+        enum job_state st;
         FILE *f;
 
+        /* Every job is counted by state; only the shown ones are sampled (job_to_json() is not
+         * free, and the table may hold years of history): those not ended, and the latest
+         * METRICS_ENDED_MAX of those that ended within the age (the table is oldest first). */
         for (struct job *job = job_first(); job; job = job->next) {
+                bool shown = job_shown(job, now, &st);
+
+                by_state[st]++;
+                ended += shown && job_state_is_final(st);
+        }
+        if (ended > METRICS_ENDED_MAX)
+                skip = ended - METRICS_ENDED_MAX;
+        for (struct job *job = job_first(); job; job = job->next) {
+                if (!job_shown(job, now, &st))
+                        continue;
+                if (job_state_is_final(st) && skip > 0) {
+                        skip--;
+                        continue;
+                }
                 if (n == cap) {
                         struct job_sample *t = realloc(js, (cap ? cap * 2 : 16) * sizeof(*js));
 
@@ -215,16 +237,9 @@ char *metrics_render(bool up, size_t *len) {
                         js = t;
                         cap = cap ? cap * 2 : 16;
                 }
-                if (job_sample_read(job, &js[n]) < 0)
-                        continue;
-                by_state[js[n].state]++;
-                if (job_state_is_final(js[n].state) && job_sample_shown(&js[n], now))
-                        ended++;
-                n++;
+                if (job_sample_read(job, &js[n]) == 0)
+                        n++;
         }
-        /* Of the ended jobs, the latest METRICS_ENDED_MAX (the table is oldest first). */
-        if (ended > METRICS_ENDED_MAX)
-                skip = ended - METRICS_ENDED_MAX;
 
         f = open_memstream(&text, len);
         if (!f)
@@ -266,19 +281,8 @@ char *metrics_render(bool up, size_t *len) {
                  "I/Os that failed (a media error's retries, by halves down to single sectors, count too).");
         fprintf(f, "wiped_io_errors_total %" PRIu64 "\n", (uint64_t) atomic_load(&metrics_io_errors));
 
-        /* Per job: the ones not ended, and the ended ones of the last metrics-ended-max-age. */
-        for (size_t i = 0; i < n; i++) {
-                bool show = job_sample_shown(&js[i], now);
-
-                if (show && job_state_is_final(js[i].state) && skip > 0) {
-                        skip--;
-                        show = false;
-                }
-                js[i].shown = show;
-                shown += show;
-        }
-#define EACH_JOB for (size_t i = 0; i < n; i++) if (js[i].shown)
-        if (shown > 0) {
+#define EACH_JOB for (size_t i = 0; i < n; i++)
+        if (n > 0) {
                 put_head(f, "wiped_job_info", "gauge", "A job's device model and method, as labels; always 1.");
                 EACH_JOB {
                         fputs("wiped_job_info{", f);
