@@ -7,6 +7,8 @@
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +95,70 @@ static bool events_valid(const char *value) {
         return strcmp(value, "auto") == 0 || strcmp(value, "udev") == 0 || strcmp(value, "kernel") == 0;
 }
 
+int conffile_listen_parse(const char *value, struct sockaddr_storage *ss, unsigned *ss_len) {
+        struct sockaddr_storage tmp = {};
+        char addr[INET6_ADDRSTRLEN + 1], *end;
+        const char *colon, *host = value;
+        size_t n;
+        unsigned long port;
+
+        if (value[0] == '[') {
+                const char *close = strchr(value, ']');
+
+                if (!close || close[1] != ':')
+                        return -EINVAL;
+                host = value + 1;
+                n = (size_t) (close - host);
+                colon = close + 1;
+        } else {
+                colon = strrchr(value, ':');
+                if (!colon)
+                        return -EINVAL;
+                n = (size_t) (colon - value);
+        }
+        if (n == 0 || n >= sizeof(addr) || !colon[1] || !isdigit((unsigned char) colon[1]))
+                return -EINVAL;
+        memcpy(addr, host, n);
+        addr[n] = 0;
+        errno = 0;
+        port = strtoul(colon + 1, &end, 10);
+        if (errno || *end || port < 1 || port > 65535)
+                return -EINVAL;
+        if (value[0] == '[') {
+                struct sockaddr_in6 *s6 = (struct sockaddr_in6 *) &tmp;
+
+                if (inet_pton(AF_INET6, addr, &s6->sin6_addr) != 1)
+                        return -EINVAL;
+                s6->sin6_family = AF_INET6;
+                s6->sin6_port = htons((uint16_t) port);
+                if (ss_len)
+                        *ss_len = sizeof(*s6);
+        } else {
+                struct sockaddr_in *s4 = (struct sockaddr_in *) &tmp;
+
+                if (inet_pton(AF_INET, addr, &s4->sin_addr) != 1)
+                        return -EINVAL;
+                s4->sin_family = AF_INET;
+                s4->sin_port = htons((uint16_t) port);
+                if (ss_len)
+                        *ss_len = sizeof(*s4);
+        }
+        if (ss)
+                *ss = tmp;
+        return 0;
+}
+
+static bool listen_valid(const char *value) {
+        return conffile_listen_parse(value, NULL, NULL) == 0;
+}
+
+/* node_exporter reads the files of its textfile directory that end in .prom, and no other. */
+static bool textfile_valid(const char *value) {
+        size_t n = strlen(value);
+
+        return value[0] == '/' && n > 6 && strcmp(value + n - 5, ".prom") == 0 && value[n - 6] != '/';
+}
+
 static const struct key_def keys[_CONFFILE_KEY_MAX] = {
         [CONFFILE_THREADS] = { "threads", KEY_UINT, FIELD(threads, unsigned), .min = 1, .max = CONFFILE_THREADS_MAX,
                                .invalid = "invalid thread count (1.." STR(CONFFILE_THREADS_MAX) ")" },
@@ -163,6 +229,21 @@ static const struct key_def keys[_CONFFILE_KEY_MAX] = {
         [CONFFILE_HOOK_MAX_RUNNING] = { "hook-max-running", KEY_UINT, FIELD(hook_max_running, unsigned), .min = 1,
                                         .reloads = true, .max = CONFFILE_HOOK_MAX_RUNNING_MAX,
                                         .invalid = "invalid count of hooks (1.." STR(CONFFILE_HOOK_MAX_RUNNING_MAX) ")" },
+        /* The endpoint and the file need a restart; how often and how long ended jobs show reload. */
+        [CONFFILE_METRICS_LISTEN] = { "metrics-listen", KEY_STRING, FIELD(metrics_listen, char *),
+                                      .valid = listen_valid,
+                                      .invalid = "not a numeric ADDRESS:PORT (127.0.0.1:9137, [::1]:9137)" },
+        [CONFFILE_METRICS_TEXTFILE] = { "metrics-textfile", KEY_STRING, FIELD(metrics_textfile, char *),
+                                        .valid = textfile_valid,
+                                        .invalid = "not an absolute path of a file ending in .prom" },
+        [CONFFILE_METRICS_INTERVAL] = { "metrics-interval", KEY_SECONDS, FIELD(metrics_interval, double),
+                                        .reloads = true, .seconds_min = CONFFILE_METRICS_INTERVAL_MIN,
+                                        .seconds_max = CONFFILE_METRICS_INTERVAL_MAX,
+                                        .invalid = "invalid interval (seconds, 1..3600)" },
+        [CONFFILE_METRICS_ENDED_MAX_AGE] = { "metrics-ended-max-age", KEY_SECONDS,
+                                             FIELD(metrics_ended_max_age, double), .reloads = true,
+                                             .seconds_max = CONFFILE_METRICS_ENDED_MAX_AGE_MAX,
+                                             .invalid = "invalid age (seconds, 0..2592000)" },
         [CONFFILE_ALLOW] = { "allow", KEY_LIST, FIELD(allow, char **), .reloads = true,
                              .count_offset = offsetof(struct conffile, n_allow), .valid = absolute_valid,
                              .invalid = "not an absolute path pattern (like /dev/disk/by-id/usb-*)" },

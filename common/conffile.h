@@ -39,6 +39,10 @@ enum conffile_key {
         CONFFILE_JOB_END_HOOK,          /* a shell command run when a job ends (wiped(8) HOOKS) */
         CONFFILE_HOOK_TIMEOUT,
         CONFFILE_HOOK_MAX_RUNNING,
+        CONFFILE_METRICS_LISTEN,
+        CONFFILE_METRICS_TEXTFILE,
+        CONFFILE_METRICS_INTERVAL,
+        CONFFILE_METRICS_ENDED_MAX_AGE,
         CONFFILE_ALLOW,                 /* a list: one pattern per line, may be repeated */
         CONFFILE_DENY,                  /* a list */
         CONFFILE_POLICY_DIR,            /* the bay policies' directory, or "none" */
@@ -65,6 +69,9 @@ enum conffile_key {
 #define CONFFILE_HOOK_MAX_RUNNING_MAX 64
 #define CONFFILE_PATTERNS_MAX 1024      /* allow and deny lines together */
 #define CONFFILE_SIZE_MAX (1u << 20)    /* bytes of a file */
+#define CONFFILE_METRICS_INTERVAL_MIN 1.0       /* seconds */
+#define CONFFILE_METRICS_INTERVAL_MAX 3600.0
+#define CONFFILE_METRICS_ENDED_MAX_AGE_MAX (30.0 * 86400) /* seconds */
 
 /* worker-policy: the scheduling policy of the worker threads (sched(7)); the values are the
  * kernel's, so that the zero value is the normal one. */
@@ -104,11 +111,20 @@ struct conffile {
         char *job_end_hook;             /* run with /bin/sh -c when a job ends; NULL: none */
         unsigned hook_timeout;          /* 1..CONFFILE_HOOK_TIMEOUT_MAX seconds */
         unsigned hook_max_running;      /* 1..CONFFILE_HOOK_MAX_RUNNING_MAX hooks at once */
+        char *metrics_listen;           /* ADDR:PORT of the /metrics endpoint (numeric), NULL: none */
+        char *metrics_textfile;         /* the node_exporter textfile (absolute, *.prom), NULL: none */
+        double metrics_interval;        /* seconds between rewrites of the textfile */
+        double metrics_ended_max_age;   /* seconds an ended job stays in the metrics */
         char **allow, **deny;           /* fnmatch(3) patterns, absolute; NULL-terminated or NULL */
         char *policy_dir;               /* policy-dir: absolute, or "none"; NULL: the default */
         char *policy_events;            /* policy-events: "auto", "udev" or "kernel"; NULL: auto */
         size_t n_allow, n_deny;
 };
+
+struct sockaddr_storage;
+/* metrics-listen's syntax: a numeric IPv4 address and port (127.0.0.1:9137) or a bracketed IPv6
+ * one ([::1]:9137), port 1..65535, into *ss (may be NULL: a check only). 0 or -EINVAL. */
+int conffile_listen_parse(const char *value, struct sockaddr_storage *ss, unsigned *ss_len);
 
 /* "other", "batch", "idle"; NULL for another value. */
 const char *conffile_policy_name(enum conffile_policy p);

@@ -78,6 +78,10 @@ static int config_defaults(struct conffile *c) {
                 c->hook_timeout = HOOK_TIMEOUT_DEFAULT;
         if (!c->set[CONFFILE_HOOK_MAX_RUNNING])
                 c->hook_max_running = HOOK_MAX_RUNNING_DEFAULT;
+        if (!c->set[CONFFILE_METRICS_INTERVAL])
+                c->metrics_interval = WIPED_METRICS_INTERVAL_DEFAULT;
+        if (!c->set[CONFFILE_METRICS_ENDED_MAX_AGE])
+                c->metrics_ended_max_age = WIPED_METRICS_ENDED_MAX_AGE_DEFAULT;
         /* resume (auto) and history-max-age (0: forever) default to their zero values. */
         if ((!c->socket && !(c->socket = strdup(sock))) ||
             (!c->state_dir && !(c->state_dir = strdup(WIPED_STATE_DIR_DEFAULT))) ||
@@ -300,6 +304,12 @@ static void config_keep(struct conffile *next, struct conffile *cur, enum conffi
                 break;
         case CONFFILE_POLICY_EVENTS:
                 a = &next->policy_events, b = &cur->policy_events;
+                break;
+        case CONFFILE_METRICS_LISTEN:
+                a = &next->metrics_listen, b = &cur->metrics_listen;
+                break;
+        case CONFFILE_METRICS_TEXTFILE:
+                a = &next->metrics_textfile, b = &cur->metrics_textfile;
                 break;
         default:
                 return;

@@ -22,6 +22,8 @@
 /* worker-policy and worker-nice: see wiped(8) "OPTIONS" for the measurement behind them. */
 #define WIPED_WORKER_POLICY_DEFAULT CONFFILE_POLICY_OTHER
 #define WIPED_WORKER_NICE_DEFAULT 10
+#define WIPED_METRICS_INTERVAL_DEFAULT 10.0             /* metrics-interval, seconds */
+#define WIPED_METRICS_ENDED_MAX_AGE_DEFAULT 86400.0     /* metrics-ended-max-age, seconds */
 
 /* Read the configuration file at path (NULL: WIPED_CONFIG_DEFAULT, which may be missing; a path
  * given must exist), put cmdline (the command line and environment: taken over and reset) over it

@@ -64,6 +64,9 @@ enum log_event {
 };
 /* The event's MESSAGE_ID (32 hex digits). */
 const char *log_event_id(enum log_event e);
+/* How many times event e was logged (log_job) since the start, whatever the log level: the
+ * metrics' counters of jobs started and ended and reports written. Any thread. */
+uint64_t log_event_count(enum log_event e);
 /* A job event: with MESSAGE_ID, WIPED_JOB, WIPED_DEVICE and WIPED_SERIAL in the journal. */
 void log_job(int level, enum log_event event, uint64_t job, const char *device, const char *serial,
              const char *fmt, ...) __attribute__((format(printf, 6, 7)));
@@ -822,6 +825,26 @@ int uevent_open(const char *mode, const char **used);
  * whole disk of the block subsystem are skipped. */
 int uevent_receive(struct uevent *ev);
 void uevent_close(void);
+/* metrics.c: Prometheus metrics (wiped(8) "METRICS"), at metrics-listen and in metrics-textfile */
+#define METRICS_ENDED_MAX 256           /* ended jobs exported at most (the latest) */
+/* Start serving (metrics-listen) and writing (metrics-textfile) what is configured, after the
+ * jobs were loaded; pool's sizes are read now. 0 (also when nothing is configured), or -errno
+ * (logged: the address cannot be bound, the directory cannot be opened). */
+int metrics_start(struct pool *pool);
+/* Main loop, every tick (main thread): the snapshot scrapes are served from, made again when a
+ * second passed or a job's state changed, and the textfile rewritten every metrics-interval and
+ * at a job's change of state. */
+void metrics_tick(void);
+/* Stop serving; write the textfile a last time, with wiped_up 0. Main thread, before
+ * job_free_all(); accepts not started. */
+void metrics_stop(void);
+/* An I/O of a worker failed, or a synchronous retry of one (wiped_io_errors_total). Any thread. */
+void metrics_count_io_error(void);
+/* The exposition text of the daemon and the jobs shown, with wiped_up 1 or 0 (main thread): a
+ * new malloc'd string with its length in *len, or NULL on ENOMEM. */
+char *metrics_render(bool up, size_t *len);
+/* A label value as the exposition format wants it: backslash, double quote and newline escaped. */
+void metrics_put_label(FILE *f, const char *v);
 
 /* server.c */
 struct server_config {

@@ -124,10 +124,18 @@ void log_msg(int level, const char *fmt, ...) {
         va_end(ap);
 }
 
+static atomic_uint_fast64_t log_event_counts[_LOG_EVENT_MAX];
+
+uint64_t log_event_count(enum log_event e) {
+        return (unsigned) e < _LOG_EVENT_MAX ? atomic_load(&log_event_counts[e]) : 0;
+}
+
 void log_job(int level, enum log_event event, uint64_t job, const char *device, const char *serial,
              const char *fmt, ...) {
         va_list ap;
 
+        if ((unsigned) event < _LOG_EVENT_MAX)
+                atomic_fetch_add_explicit(&log_event_counts[event], 1, memory_order_relaxed);
         if (level > log_max)
                 return;
         va_start(ap, fmt);

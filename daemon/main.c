@@ -80,6 +80,11 @@ static void usage(FILE *f) {
                 "                         " WIPED_POLICY_DIR_DEFAULT "; none: no policies)\n"
                 "      --policy-events auto|udev|kernel\n"
                 "                         where the policies learn of new devices (default auto)\n"
+                "      --metrics-listen ADDRESS:PORT\n"
+                "                         serve Prometheus metrics at http://ADDRESS:PORT/metrics\n"
+                "                         (numeric: 127.0.0.1:9137, [::1]:9137; default none)\n"
+                "      --metrics-textfile PATH.prom\n"
+                "                         keep node_exporter's textfile of the metrics there (default none)\n"
                 "      --pidfile PATH     write the daemon's pid there once it serves (removed at exit)\n"
                 "      --check-config     check the configuration, print the settings in effect and\n"
                 "                         exit (0: it is valid), starting nothing\n"
@@ -114,6 +119,8 @@ enum {
         OPT_POLICY_EVENTS,
         OPT_PIDFILE = 0x300,
         OPT_CHECK_CONFIG,
+        OPT_METRICS_LISTEN = 0x310,
+        OPT_METRICS_TEXTFILE,
 };
 
 /* The options that are keys of the configuration file too (the same names and checks): true
@@ -132,6 +139,7 @@ static bool option_key(int c, enum conffile_key *ret) {
                 { OPT_JOB_END_HOOK, CONFFILE_JOB_END_HOOK }, { OPT_HOOK_TIMEOUT, CONFFILE_HOOK_TIMEOUT },
                 { OPT_HOOK_MAX_RUNNING, CONFFILE_HOOK_MAX_RUNNING },
                 { OPT_POLICY_DIR, CONFFILE_POLICY_DIR }, { OPT_POLICY_EVENTS, CONFFILE_POLICY_EVENTS },
+                { OPT_METRICS_LISTEN, CONFFILE_METRICS_LISTEN }, { OPT_METRICS_TEXTFILE, CONFFILE_METRICS_TEXTFILE },
         };
 
         for (size_t i = 0; i < sizeof(keyed) / sizeof(keyed[0]); i++)
@@ -201,6 +209,8 @@ static int parse_args(int argc, char **argv, struct options *o) {
                 { "policy-dir", required_argument, NULL, OPT_POLICY_DIR },
                 { "policy-events", required_argument, NULL, OPT_POLICY_EVENTS },
                 { "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
+                { "metrics-listen", required_argument, NULL, OPT_METRICS_LISTEN },
+                { "metrics-textfile", required_argument, NULL, OPT_METRICS_TEXTFILE },
                 { "foreground", no_argument, NULL, 'f' },
                 { "pidfile", required_argument, NULL, OPT_PIDFILE },
                 { "verbose", no_argument, NULL, 'v' },
@@ -530,6 +540,8 @@ int main(int argc, char **argv) {
                 goto fail;
         }
         job_load_all(pool);
+        if (metrics_start(pool) < 0)
+                goto fail;
         if (o.pidfile && pidfile_write(o.pidfile) < 0)
                 goto fail;
         daemonize_ready(ready_fd, true);
@@ -544,6 +556,8 @@ int main(int argc, char **argv) {
         hook_stop();
         hook_collect();
         job_persist_all();
+        /* After the jobs stopped: the last textfile shows how they were left. */
+        metrics_stop();
         job_free_all();
         if (o.pidfile)
                 unlink(o.pidfile);
@@ -556,6 +570,7 @@ int main(int argc, char **argv) {
 fail:
         daemonize_ready(ready_fd, false);
         hook_stop();
+        metrics_stop();
         job_flusher_stop();
         pool_free(pool);
         server_unlisten();

@@ -727,6 +727,7 @@ int server_run(struct pool *pool, void (*on_stop)(void *), void *arg) {
                                 (void) !read(tfd, &ticks, sizeof(ticks));
                                 job_tick();
                                 policy_tick();
+                                metrics_tick();
                                 server_watch_tick(ep);
                                 server_timeouts(mono_s());
                                 server_notify(mono_s(), &status_at, &watchdog_at, watchdog_usec);

@@ -105,6 +105,8 @@ static int recover_io(int fd, bool read, uint8_t *buf, uint32_t len, uint64_t of
         do
                 n = read ? pread(fd, buf, len, (off_t) off) : pwrite(fd, buf, len, (off_t) off);
         while (n < 0 && errno == EINTR);
+        if (n < 0 || (uint32_t) n != len)
+                metrics_count_io_error();
         if (n < 0)
                 return -errno;
         return (uint32_t) n == len ? 0 : -EIO;

@@ -527,6 +527,8 @@ static void worker_complete(struct worker *w, struct slot *s, int res) {
                 return;
         }
         atomic_fetch_sub(&job->inflight, 1);
+        if (res < 0 && !atomic_load(&job->abort))
+                metrics_count_io_error();
         if (res <= 0 && atomic_load(&job->abort))
                 /* Stopping (cancel, pause, shutdown): the unit is redone on a resume; an error now
                  * must not turn a pause into a failure. */

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <cmocka.h>
 
 #include "conffile.h"
@@ -61,6 +64,10 @@ static void test_values(void **state) {
                 "allow = /dev/disk/by-id/usb-*\n"
                 "deny = /dev/sda*\n"
                 "allow = /dev/loop*\r\n"
+                "metrics-listen = [::1]:9137\n"
+                "metrics-textfile = /var/lib/prometheus/node-exporter/wiped.prom\n"
+                "metrics-interval = 2.5\n"
+                "metrics-ended-max-age = 3600\n"
                 "status-socket = none\n"
                 "job-end-hook = /etc/wiped/hook \"$WIPED_JOB\" # a comment is part of it\n"
                 "hook-timeout = 120\n"
@@ -105,6 +112,10 @@ static void test_values(void **state) {
         assert_int_equal(c.hook_timeout, 120);
         assert_int_equal(c.hook_max_running, 2);
         assert_true(conffile_key_reloads(CONFFILE_JOB_END_HOOK));
+        assert_string_equal(c.metrics_listen, "[::1]:9137");
+        assert_string_equal(c.metrics_textfile, "/var/lib/prometheus/node-exporter/wiped.prom");
+        assert_true(c.metrics_interval == 2.5);
+        assert_true(c.metrics_ended_max_age == 3600);
         assert_int_equal(c.n_allow, 2);
         assert_string_equal(c.allow[0], "/dev/disk/by-id/usb-*");
         assert_string_equal(c.allow[1], "/dev/loop*");
@@ -367,6 +378,42 @@ static void test_priority(void **state) {
                     "f.conf:2: duplicate key \"worker-policy\" (first set on line 1)");
 }
 
+/* metrics-listen: a numeric address and a port, IPv6 in brackets; metrics-textfile: a .prom file. */
+static void test_metrics_keys(void **state) {
+        static const char *const good[] = { "127.0.0.1:9137", "0.0.0.0:1", "[::1]:9137", "[::]:65535",
+                                            "[fe80::1]:80" };
+        static const char *const bad[] = { "", "127.0.0.1", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536",
+                                           "localhost:9137", "::1:9137", "[::1]9137", "[::1]:", "[127.0.0.1]:80",
+                                           "127.0.0.1:+80", "127.0.0.1:80x", "1.2.3:80", ":9137" };
+        static const char *const bad_files[] = { "wiped.prom", "/var/wiped.txt", "/var/.prom", "/.prom", "/x.prom/" };
+        struct sockaddr_storage ss;
+        struct conffile c = {};
+        unsigned len = 0;
+        char msg[128];
+
+        (void) state;
+        for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+                assert_int_equal(conffile_set(&c, CONFFILE_METRICS_LISTEN, good[i], msg, sizeof(msg)), 0);
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+                assert_int_equal(conffile_set(&c, CONFFILE_METRICS_LISTEN, bad[i], msg, sizeof(msg)), -EINVAL);
+        for (size_t i = 0; i < sizeof(bad_files) / sizeof(bad_files[0]); i++)
+                assert_int_equal(conffile_set(&c, CONFFILE_METRICS_TEXTFILE, bad_files[i], msg, sizeof(msg)), -EINVAL);
+        assert_int_equal(conffile_listen_parse("[::1]:9137", &ss, &len), 0);
+        assert_int_equal(ss.ss_family, AF_INET6);
+        assert_int_equal(len, sizeof(struct sockaddr_in6));
+        assert_int_equal(ntohs(((struct sockaddr_in6 *) &ss)->sin6_port), 9137);
+        assert_int_equal(conffile_listen_parse("127.0.0.1:80", &ss, &len), 0);
+        assert_int_equal(ss.ss_family, AF_INET);
+        assert_int_equal(len, sizeof(struct sockaddr_in));
+        assert_int_equal(ntohs(((struct sockaddr_in *) &ss)->sin_port), 80);
+        assert_int_equal(((struct sockaddr_in *) &ss)->sin_addr.s_addr, htonl(INADDR_LOOPBACK));
+        assert_false(conffile_key_reloads(CONFFILE_METRICS_LISTEN));
+        assert_false(conffile_key_reloads(CONFFILE_METRICS_TEXTFILE));
+        assert_true(conffile_key_reloads(CONFFILE_METRICS_INTERVAL));
+        assert_true(conffile_key_reloads(CONFFILE_METRICS_ENDED_MAX_AGE));
+        conffile_done(&c);
+}
+
 /* hidden-area: restore, refuse or ignore, nothing else. */
 static void test_hidden_area(void **state) {
         static const char *const good[] = { "restore", "refuse", "ignore" };
@@ -562,6 +609,8 @@ static void test_roundtrip(void **state) {
                 [CONFFILE_JOB_END_HOOK] = "/usr/local/bin/led --job \"$WIPED_JOB\"", [CONFFILE_HOOK_TIMEOUT] = "30",
                 [CONFFILE_HOOK_MAX_RUNNING] = "2",
                 [CONFFILE_POLICY_DIR] = "/etc/w/policies.d", [CONFFILE_POLICY_EVENTS] = "udev",
+                [CONFFILE_METRICS_LISTEN] = "127.0.0.1:9137", [CONFFILE_METRICS_TEXTFILE] = "/run/w.prom",
+                [CONFFILE_METRICS_INTERVAL] = "10", [CONFFILE_METRICS_ENDED_MAX_AGE] = "86400",
         };
         struct conffile a = {}, b = {}, empty = {}, merged = {}, file;
         char msg[128], buf[128], text[4096] = "", err[512];
@@ -686,6 +735,7 @@ int main(void) {
                 cmocka_unit_test(test_bounds),
                 cmocka_unit_test(test_priority),
                 cmocka_unit_test(test_hidden_area),
+                cmocka_unit_test(test_metrics_keys),
                 cmocka_unit_test(test_purge_fallback),
                 cmocka_unit_test(test_nul),
                 cmocka_unit_test(test_check),
