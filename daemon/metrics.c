@@ -119,7 +119,7 @@ static void put_job_sample(FILE *f, const char *name, const struct job_labels *l
 /* What a job shows, read once per render (job_to_json's values and a few of its own). */
 struct job_sample {
         struct job_labels l;
-        char *model, *method;
+        char *model, *method, *policy;  /* policy: "" for a client's job */
         enum job_state state;
         double size, work_done, work_total, written, rate, eta, bad, mismatched;
         double started, ended, progress;
@@ -137,6 +137,7 @@ static void job_sample_done(struct job_sample *s) {
         free((char *) s->l.serial);
         free(s->model);
         free(s->method);
+        free(s->policy);
 }
 
 /* Fill s from job (main thread). 0 or -ENOMEM. */
@@ -157,7 +158,8 @@ static int job_sample_read(struct job *job, struct job_sample *s) {
         s->l.serial = strdup(job->info.serial ? job->info.serial : "");
         s->model = strdup(job->info.model ? job->info.model : "");
         s->method = strdup(job->method ? job->method : "");
-        if (!s->l.node || !s->l.serial || !s->model || !s->method) {
+        s->policy = strdup(job->policy ? job->policy : "");
+        if (!s->l.node || !s->l.serial || !s->model || !s->method || !s->policy) {
                 job_sample_done(s);
                 return -ENOMEM;
         }
@@ -277,13 +279,23 @@ char *metrics_render(bool up, size_t *len) {
         fprintf(f, "wiped_verifications_failed_total %" PRIu64 "\n", log_event_count(LOG_EVENT_VERIFY_FAILED));
         put_head(f, "wiped_reports_written_total", "counter", "Signed reports written to the state directory.");
         fprintf(f, "wiped_reports_written_total %" PRIu64 "\n", log_event_count(LOG_EVENT_REPORT_WRITTEN));
+        {
+                unsigned running, queued;
+
+                hook_counts(&running, &queued);
+                put_head(f, "wiped_hooks_running", "gauge", "End-of-job hooks running now.");
+                fprintf(f, "wiped_hooks_running %u\n", running);
+                put_head(f, "wiped_hooks_queued", "gauge", "End-of-job hooks waiting for a free slot (hook-max-running).");
+                fprintf(f, "wiped_hooks_queued %u\n", queued);
+        }
         put_head(f, "wiped_io_errors_total", "counter",
                  "I/Os that failed (a media error's retries, by halves down to single sectors, count too).");
         fprintf(f, "wiped_io_errors_total %" PRIu64 "\n", (uint64_t) atomic_load(&metrics_io_errors));
 
 #define EACH_JOB for (size_t i = 0; i < n; i++)
         if (n > 0) {
-                put_head(f, "wiped_job_info", "gauge", "A job's device model and method, as labels; always 1.");
+                put_head(f, "wiped_job_info", "gauge",
+                         "A job's device model, method and bay policy (empty: submitted), as labels; always 1.");
                 EACH_JOB {
                         fputs("wiped_job_info{", f);
                         put_job_labels(f, &js[i].l);
@@ -291,6 +303,8 @@ char *metrics_render(bool up, size_t *len) {
                         metrics_put_label(f, js[i].model);
                         fputs("\",method=\"", f);
                         metrics_put_label(f, js[i].method);
+                        fputs("\",policy=\"", f);
+                        metrics_put_label(f, js[i].policy);
                         fputs("\"} 1\n", f);
                 }
                 put_head(f, "wiped_job_state", "gauge", "1 for the state the job is in, 0 for every other state.");

@@ -193,6 +193,8 @@ wait_query 'wiped_reports_written_total{job="wiped"} >= 3' 30 > /dev/null
 curl -sSf -o "$TEST_DIR/scrape" "$WIPED_URL" || fail "GET $WIPED_URL failed"
 "$PROMTOOL" check metrics < "$TEST_DIR/scrape" > "$TEST_DIR/promtool.out" 2>&1 ||
         fail "promtool check metrics: $(cat "$TEST_DIR/promtool.out")"
+grep -qx 'wiped_hooks_running 0' "$TEST_DIR/scrape" || fail "no wiped_hooks_running 0 in the scrape"
+grep -q '^wiped_job_info{.*,policy=""} 1$' "$TEST_DIR/scrape" || fail "wiped_job_info has no empty policy label"
 exported=$(sed -n 's/^# TYPE \([a-z_0-9]*\) .*/\1/p' "$TEST_DIR/scrape" | sort -u)
 used=$( { grep -oE 'wiped_[a-z0-9_]*[a-z0-9]' "$CONTRIB/prometheus/wiped-alerts.yml"
           jq -r '[.. | strings] | join("\n")' "$CONTRIB/grafana/wiped-dashboard.json" |
