@@ -1,0 +1,133 @@
+#!/bin/bash
+# The Ansible role of contrib/ansible against this host (local connection) and the test's own
+# daemon: it wipes exactly the two loop devices its patterns name (a third stays untouched), waits,
+# fetches the signed reports and checks them; --check and a play without wiped_confirm write
+# nothing; a second run wipes nothing again; a run in which a job is cancelled fails, naming it.
+# The patterns are the exact paths losetup printed for the test's own devices.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+
+command -v ansible-playbook >/dev/null || skip "ansible-playbook missing (tools/install-deps installs ansible-core)"
+
+role_dir=$top_srcdir/contrib/ansible/roles
+[ -d "$role_dir/wiped" ] || hard_error "$role_dir/wiped missing"
+
+# Everything Ansible keeps goes into the test's directory; plain, uncoloured logs.
+mkdir -p "$TEST_DIR/ansible/tmp" "$TEST_DIR/ansible/remote" || hard_error "mkdir"
+export ANSIBLE_HOME=$TEST_DIR/ansible ANSIBLE_LOCAL_TEMP=$TEST_DIR/ansible/tmp \
+        ANSIBLE_REMOTE_TEMP=$TEST_DIR/ansible/remote ANSIBLE_CONFIG=$TEST_DIR/ansible/none.cfg \
+        ANSIBLE_ROLES_PATH=$role_dir ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0 \
+        ANSIBLE_RETRY_FILES_ENABLED=0 ANSIBLE_PYTHON_INTERPRETER=/usr/bin/python3 \
+        ANSIBLE_LOCALHOST_WARNING=0 ANSIBLE_INVENTORY_UNPARSED_WARNING=0 ANSIBLE_DEPRECATION_WARNINGS=0
+# The role's action plugin is imported by this Python: no __pycache__ in the source tree.
+export PYTHONDONTWRITEBYTECODE=1
+
+# The sample playbook and the role parse.
+ansible-playbook -i localhost, --syntax-check "$top_srcdir/contrib/ansible/wipe.yml" > "$TEST_DIR/syntax.log" 2>&1 ||
+        { cat "$TEST_DIR/syntax.log" >&2; fail "ansible-playbook --syntax-check of contrib/ansible/wipe.yml"; }
+if command -v ansible-lint >/dev/null; then
+        (cd "$top_srcdir/contrib/ansible" && ansible-lint --offline -q wipe.yml roles/wiped) > "$TEST_DIR/lint.log" 2>&1 ||
+                { cat "$TEST_DIR/lint.log" >&2; fail "ansible-lint"; }
+else
+        note "ansible-lint missing: not linted"
+fi
+
+a=$(make_loop 16M)
+b=$(make_loop 16M)
+c=$(make_loop 16M)
+for dev in "$a" "$b" "$c"; do
+        dd if=/dev/urandom of="$dev" bs=1M count=16 oflag=direct status=none || hard_error "dd $dev"
+done
+start_daemon
+
+hash() { sha256sum < "$1" | cut -d' ' -f1; }
+ha=$(hash "$a"); hb=$(hash "$b"); hc=$(hash "$c")
+jobs_count() { wipectl --json list --all | jq '.jobs | length'; }
+
+cat > "$TEST_DIR/play.yml" <<PLAY
+- name: Wipe the test's loop devices
+  hosts: all
+  gather_facts: false
+  roles:
+    - role: wiped
+PLAY
+reports=$TEST_DIR/reports
+# play LOG [EXTRA-VARS-JSON] [ANSIBLE-OPTION...]: the role with the test's daemon, client and devices.
+play() {
+        local log=$TEST_DIR/$1 extra=${2:-\{\}}
+        shift 2
+        jq -n --arg wipectl "$WIPECTL_BIN" --arg socket "$SOCK" --arg reports "$reports" \
+                --arg a "$a" --arg b "$b" --argjson extra "$extra" '{
+                        wiped_install: "none", wiped_wipectl: $wipectl, wiped_socket: $socket,
+                        wiped_controller_wipectl: $wipectl, wiped_reports_dir: $reports,
+                        wiped_devices: [$a, $b], wiped_method: "zero", wiped_verify: "last",
+                        wiped_poll_interval: 1, wiped_timeout: 120} + $extra' > "$TEST_DIR/vars.json"
+        ansible-playbook -i localhost, -c local "$TEST_DIR/play.yml" -e "@$TEST_DIR/vars.json" "$@" > "$log" 2>&1
+}
+
+# --check: the plan (wipectl wipe --dry-run), nothing written, no job.
+play check.log '{"wiped_confirm": true}' --check || { cat "$TEST_DIR/check.log" >&2; fail "--check run failed"; }
+grep -q "$a: would wipe with zero" "$TEST_DIR/check.log" || { cat "$TEST_DIR/check.log" >&2; fail "--check shows no plan for $a"; }
+[ "$(jobs_count)" = 0 ] || fail "--check started jobs"
+[ "$(hash "$a")" = "$ha" ] && [ "$(hash "$b")" = "$hb" ] || fail "--check wrote to a device"
+
+# Without wiped_confirm: refused, nothing written.
+play noconfirm.log '{}' && { cat "$TEST_DIR/noconfirm.log" >&2; fail "a play without wiped_confirm succeeded"; }
+grep -q "set wiped_confirm: true" "$TEST_DIR/noconfirm.log" || { cat "$TEST_DIR/noconfirm.log" >&2; fail "no confirmation message"; }
+[ "$(jobs_count)" = 0 ] || fail "a play without wiped_confirm started jobs"
+
+# The wipe.
+play wipe.log '{"wiped_confirm": true}' || { cat "$TEST_DIR/wipe.log" >&2; fail "the play failed"; }
+grep -Eq "job [0-9]+ $a: (running|done)" "$TEST_DIR/wipe.log" || { cat "$TEST_DIR/wipe.log" >&2; fail "no progress line"; }
+[ "$(jobs_count)" = 2 ] || fail "$(jobs_count) jobs, expected 2"
+for dev in "$a" "$b"; do
+        cmp -s "$dev" /dev/zero -n $((16 << 20)) || fail "$dev was not zeroed"
+        grep -Eq "ok +localhost $dev job [0-9]+ done, report $reports/localhost/[0-9]+\.json, signature valid" "$TEST_DIR/wipe.log" ||
+                { cat "$TEST_DIR/wipe.log" >&2; fail "the summary lacks $dev"; }
+done
+[ "$(hash "$c")" = "$hc" ] || fail "$c, which no pattern names, changed"
+[ -f "$reports/localhost/host-key.pub" ] || fail "the host key was not fetched"
+n=0
+for r in "$reports"/localhost/*.json; do
+        "$WIPECTL_BIN" report --check "$r" --key "$reports/localhost/host-key.pub" > /dev/null ||
+                fail "report --check $r failed"
+        [ "$(jq -r .state "$r")" = done ] || fail "$r: state $(jq -r .state "$r")"
+        n=$((n + 1))
+done
+[ "$n" = 2 ] || fail "$n reports fetched, expected 2"
+# A report changed on the controller is found out by the play's check too: tested through wipectl
+# itself (report --check exits 9), which the play calls.
+sed 's/"done"/"done "/' "$r" > "$TEST_DIR/forged.json"
+expect_exit 9 "$WIPECTL_BIN" report --check "$TEST_DIR/forged.json" --key "$reports/localhost/host-key.pub"
+
+# Again: the devices are wiped already, nothing is submitted, the reports are checked again.
+play again.log '{"wiped_confirm": true}' || { cat "$TEST_DIR/again.log" >&2; fail "the second play failed"; }
+[ "$(jobs_count)" = 2 ] || fail "the second play started jobs"
+grep -q "already wiped" "$TEST_DIR/again.log" || fail "the second play does not say the devices were wiped"
+grep -Eq "changed=0 " "$TEST_DIR/again.log" || { cat "$TEST_DIR/again.log" >&2; fail "the second play changed something"; }
+
+# Once more with wiped_rewipe, slowly (2 MB/s: 8 s a device); the test cancels the job on $a while
+# the play waits: the play fails and its summary names $a.
+play cancel.log '{"wiped_confirm": true, "wiped_rewipe": true, "wiped_max_rate": "2M"}' &
+ppid=$!
+register_pid "$ppid"
+job=
+for _ in $(seq 600); do
+        job=$(wipectl --json list | jq -r --arg a "$a" '.jobs[] | select(.node == $a and .state == "running") | .job')
+        [ -n "$job" ] && break
+        sleep 0.1
+done
+[ -n "$job" ] || { cat "$TEST_DIR/cancel.log" >&2; fail "the third play started no job on $a"; }
+wipectl cancel "$job" > /dev/null || fail "cancel $job"
+wait "$ppid"
+rc=$?
+sed -i "/^$ppid\$/d" "$TEST_DIR/pids"
+[ "$rc" != 0 ] || { cat "$TEST_DIR/cancel.log" >&2; fail "the play succeeded with a cancelled job"; }
+grep -Eq "FAILED localhost $a job $job cancelled" "$TEST_DIR/cancel.log" || { cat "$TEST_DIR/cancel.log" >&2; fail "the summary does not name job $job on $a"; }
+grep -Eq "1 device\(s\) on localhost not wiped: $a \(job $job\) cancelled" "$TEST_DIR/cancel.log" ||
+        { cat "$TEST_DIR/cancel.log" >&2; fail "the failure does not name $a"; }
+grep -Eq "ok +localhost $b job [0-9]+ done" "$TEST_DIR/cancel.log" || { cat "$TEST_DIR/cancel.log" >&2; fail "the summary lacks $b done"; }
+"$WIPECTL_BIN" report --check "$reports/localhost/$job.json" --key "$reports/localhost/host-key.pub" > /dev/null ||
+        fail "the cancelled job's report was not fetched or does not check"
+[ "$(hash "$c")" = "$hc" ] || fail "$c, which no pattern names, changed"
+
+pass
