@@ -25,7 +25,8 @@ export PYTHONDONTWRITEBYTECODE=1
 ansible-playbook -i localhost, --syntax-check "$top_srcdir/contrib/ansible/wipe.yml" > "$TEST_DIR/syntax.log" 2>&1 ||
         { cat "$TEST_DIR/syntax.log" >&2; fail "ansible-playbook --syntax-check of contrib/ansible/wipe.yml"; }
 if command -v ansible-lint >/dev/null; then
-        (cd "$top_srcdir/contrib/ansible" && ansible-lint --offline -q wipe.yml roles/wiped) > "$TEST_DIR/lint.log" 2>&1 ||
+        # Its cache (ansible-compat) in the test directory as well.
+        (cd "$top_srcdir/contrib/ansible" && XDG_CACHE_HOME=$TEST_DIR/cache ansible-lint --offline -q wipe.yml roles/wiped) > "$TEST_DIR/lint.log" 2>&1 ||
                 { cat "$TEST_DIR/lint.log" >&2; fail "ansible-lint"; }
 else
         note "ansible-lint missing: not linted"
@@ -63,6 +64,27 @@ play() {
                         wiped_poll_interval: 1, wiped_timeout: 120} + $extra' > "$TEST_DIR/vars.json"
         ansible-playbook -i localhost, -c local "$TEST_DIR/play.yml" -e "@$TEST_DIR/vars.json" "$@" > "$log" 2>&1
 }
+
+# The configuration: written from wiped_config into the test's own file, checked by the test's
+# daemon (--check-config) before it is installed; a bad key fails the play and leaves the file.
+conf=$TEST_DIR/etc/wiped.conf
+confvars=$(jq -n --arg conf "$conf" --arg wiped "$WIPED" \
+        '{wiped_config_file: $conf, wiped_wiped: $wiped, wiped_service_enabled: false}')
+play config.log "$(echo "$confvars" | jq '. + {wiped_config: {method: "zero", deny: ["/dev/nvme*", "/dev/sr*"]}}')" --tags configure ||
+        { cat "$TEST_DIR/config.log" >&2; fail "the configure play failed"; }
+grep -qx 'method = zero' "$conf" && [ "$(grep -cx 'deny = /dev/nvme\*\|deny = /dev/sr\*' "$conf")" = 2 ] ||
+        { cat "$conf" >&2; fail "wiped.conf does not hold wiped_config"; }
+"$WIPED" --check-config --config "$conf" 2>/dev/null | grep -qx 'method = zero' || fail "the daemon does not read method = zero from $conf"
+cp "$conf" "$TEST_DIR/conf.before"
+play config-bad.log "$(echo "$confvars" | jq '. + {wiped_config: {max_rate: "1M"}}')" --tags configure &&
+        { cat "$TEST_DIR/config-bad.log" >&2; fail "a configuration with an unknown key was installed"; }
+grep -q 'max_rate' "$TEST_DIR/config-bad.log" || { cat "$TEST_DIR/config-bad.log" >&2; fail "the failure does not name the bad key"; }
+cmp -s "$conf" "$TEST_DIR/conf.before" || fail "a configuration that does not check replaced $conf"
+
+# A pattern that matches nothing fails the host (and writes nothing).
+play nomatch.log '{"wiped_confirm": true, "wiped_devices": ["/dev/disk/by-id/wiped-test-no-such-device"]}' &&
+        { cat "$TEST_DIR/nomatch.log" >&2; fail "a play whose pattern matches nothing succeeded"; }
+grep -q "no device that wiped would wipe matches" "$TEST_DIR/nomatch.log" || { cat "$TEST_DIR/nomatch.log" >&2; fail "no message for a pattern matching nothing"; }
 
 # --check: the plan (wipectl wipe --dry-run), nothing written, no job.
 play check.log '{"wiped_confirm": true}' --check || { cat "$TEST_DIR/check.log" >&2; fail "--check run failed"; }
