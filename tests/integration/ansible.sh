@@ -127,6 +127,14 @@ play again.log '{"wiped_confirm": true}' || { cat "$TEST_DIR/again.log" >&2; fai
 grep -q "already wiped" "$TEST_DIR/again.log" || fail "the second play does not say the devices were wiped"
 grep -Eq "changed=0 " "$TEST_DIR/again.log" || { cat "$TEST_DIR/again.log" >&2; fail "the second play changed something"; }
 
+# And in check mode: the jobs and reports are read, nothing is fetched, nothing written.
+rm -rf "$reports"
+play again-check.log '{"wiped_confirm": true}' --check || { cat "$TEST_DIR/again-check.log" >&2; fail "the check-mode play after the wipe failed"; }
+grep -Eq "ok +localhost $a job [0-9]+ done \(earlier\), report .*, signature not checked" "$TEST_DIR/again-check.log" ||
+        { cat "$TEST_DIR/again-check.log" >&2; fail "the check-mode summary lacks $a"; }
+[ ! -e "$reports" ] || fail "check mode fetched reports"
+[ "$(jobs_count)" = 2 ] || fail "check mode started jobs"
+
 # Once more with wiped_rewipe, slowly (2 MB/s: 8 s a device); the test cancels the job on $a while
 # the play waits: the play fails and its summary names $a.
 play cancel.log '{"wiped_confirm": true, "wiped_rewipe": true, "wiped_max_rate": "2M"}' &
