@@ -35,6 +35,13 @@ fi
 a=$(make_loop 16M)
 b=$(make_loop 16M)
 c=$(make_loop 16M)
+# A fourth, mounted: the daemon refuses it.
+d=$(make_loop 16M)
+command -v mkfs.ext4 >/dev/null || hard_error "mkfs.ext4 missing"
+mkfs.ext4 -q "$d" || hard_error "mkfs.ext4 $d"
+mkdir -p "$TEST_DIR/mnt"
+mount "$d" "$TEST_DIR/mnt" || skip "cannot mount ext4 here"
+register_mount "$TEST_DIR/mnt"
 for dev in "$a" "$b" "$c"; do
         dd if=/dev/urandom of="$dev" bs=1M count=16 oflag=direct status=none || hard_error "dd $dev"
 done
@@ -52,7 +59,8 @@ cat > "$TEST_DIR/play.yml" <<PLAY
     - role: wiped
 PLAY
 reports=$TEST_DIR/reports
-# play LOG [EXTRA-VARS-JSON] [ANSIBLE-OPTION...]: the role with the test's daemon, client and devices.
+# play LOG EXTRA-VARS-JSON [ANSIBLE-OPTION...]: the role with the test's daemon, client and devices,
+# on the hosts of $INVENTORY (default: localhost), all of them this machine.
 play() {
         local log=$TEST_DIR/$1 extra=${2:-\{\}}
         shift 2
@@ -62,7 +70,7 @@ play() {
                         wiped_controller_wipectl: $wipectl, wiped_reports_dir: $reports,
                         wiped_devices: [$a, $b], wiped_method: "zero", wiped_verify: "last",
                         wiped_poll_interval: 1, wiped_timeout: 120} + $extra' > "$TEST_DIR/vars.json"
-        ansible-playbook -i localhost, -c local "$TEST_DIR/play.yml" -e "@$TEST_DIR/vars.json" "$@" > "$log" 2>&1
+        ansible-playbook -i "${INVENTORY:-localhost,}" -c local "$TEST_DIR/play.yml" -e "@$TEST_DIR/vars.json" "$@" > "$log" 2>&1
 }
 
 # The configuration: written from wiped_config into the test's own file, checked by the test's
@@ -85,6 +93,14 @@ cmp -s "$conf" "$TEST_DIR/conf.before" || fail "a configuration that does not ch
 play nomatch.log '{"wiped_confirm": true, "wiped_devices": ["/dev/disk/by-id/wiped-test-no-such-device"]}' &&
         { cat "$TEST_DIR/nomatch.log" >&2; fail "a play whose pattern matches nothing succeeded"; }
 grep -q "no device that wiped would wipe matches" "$TEST_DIR/nomatch.log" || { cat "$TEST_DIR/nomatch.log" >&2; fail "no message for a pattern matching nothing"; }
+
+# A matched device that the daemon refuses fails the host, with the daemon's reason, before anything
+# is written; with wiped_skip_refused it would be skipped and listed.
+play refused.log "$(jq -n --arg a "$a" --arg d "$d" '{wiped_confirm: true, wiped_devices: [$a, $d]}')" &&
+        { cat "$TEST_DIR/refused.log" >&2; fail "a play with a mounted device succeeded"; }
+grep -q "wiped refuses devices the patterns match.*$d: refusing: .*mounted" "$TEST_DIR/refused.log" ||
+        { cat "$TEST_DIR/refused.log" >&2; fail "the refusal of the mounted $d is not named"; }
+[ "$(jobs_count)" = 0 ] && [ "$(hash "$a")" = "$ha" ] || fail "a play with a refused device wrote"
 
 # --check: the plan (wipectl wipe --dry-run), nothing written, no job.
 play check.log '{"wiped_confirm": true}' --check || { cat "$TEST_DIR/check.log" >&2; fail "--check run failed"; }
@@ -135,9 +151,13 @@ grep -Eq "ok +localhost $a job [0-9]+ done \(earlier\), report .*, signature not
 [ ! -e "$reports" ] || fail "check mode fetched reports"
 [ "$(jobs_count)" = 2 ] || fail "check mode started jobs"
 
-# Once more with wiped_rewipe, slowly (2 MB/s: 8 s a device); the test cancels the job on $a while
-# the play waits: the play fails and its summary names $a.
-play cancel.log '{"wiped_confirm": true, "wiped_rewipe": true, "wiped_max_rate": "2M"}' &
+# Once more with wiped_rewipe, slowly (2 MB/s: 8 s a device), as two hosts (both this machine):
+# host1 wipes $a, host2 $b. The test cancels the job on $a while the play waits: the play fails on
+# host1, its summary names $a, and host2's wipe of $b ends done, its report in its own directory.
+printf 'host1\nhost2\n' > "$TEST_DIR/hosts"
+INVENTORY=$TEST_DIR/hosts play cancel.log "$(jq -n --arg a "$a" --arg b "$b" '{wiped_confirm: true, wiped_rewipe: true,
+        wiped_max_rate: "2M", test_devices: {host1: [$a], host2: [$b]},
+        wiped_devices: "{{ test_devices[inventory_hostname] }}"}')" &
 ppid=$!
 register_pid "$ppid"
 job=
@@ -152,12 +172,16 @@ wait "$ppid"
 rc=$?
 sed -i "/^$ppid\$/d" "$TEST_DIR/pids"
 [ "$rc" != 0 ] || { cat "$TEST_DIR/cancel.log" >&2; fail "the play succeeded with a cancelled job"; }
-grep -Eq "FAILED localhost $a job $job cancelled" "$TEST_DIR/cancel.log" || { cat "$TEST_DIR/cancel.log" >&2; fail "the summary does not name job $job on $a"; }
-grep -Eq "1 device\(s\) on localhost not wiped: $a \(job $job\) cancelled" "$TEST_DIR/cancel.log" ||
+grep -Eq "FAILED host1 $a job $job cancelled" "$TEST_DIR/cancel.log" || { cat "$TEST_DIR/cancel.log" >&2; fail "the summary does not name job $job on $a"; }
+grep -Eq "1 device\(s\) on host1 not wiped: $a \(job $job\) cancelled" "$TEST_DIR/cancel.log" ||
         { cat "$TEST_DIR/cancel.log" >&2; fail "the failure does not name $a"; }
-grep -Eq "ok +localhost $b job [0-9]+ done" "$TEST_DIR/cancel.log" || { cat "$TEST_DIR/cancel.log" >&2; fail "the summary lacks $b done"; }
-"$WIPECTL_BIN" report --check "$reports/localhost/$job.json" --key "$reports/localhost/host-key.pub" > /dev/null ||
+grep -Eq "ok +host2 $b job [0-9]+ done, report $reports/host2/[0-9]+\.json, signature valid" "$TEST_DIR/cancel.log" ||
+        { cat "$TEST_DIR/cancel.log" >&2; fail "the summary lacks host2's $b done"; }
+grep -Eq "^host1 +: .*failed=1 " "$TEST_DIR/cancel.log" && grep -Eq "^host2 +: .*failed=0 " "$TEST_DIR/cancel.log" ||
+        { cat "$TEST_DIR/cancel.log" >&2; fail "the recap is not host1 failed, host2 ok"; }
+"$WIPECTL_BIN" report --check "$reports/host1/$job.json" --key "$reports/host1/host-key.pub" > /dev/null ||
         fail "the cancelled job's report was not fetched or does not check"
+[ "$(ls "$reports/host2"/*.json | wc -l)" = 1 ] || fail "host2's directory does not hold exactly its one report"
 [ "$(hash "$c")" = "$hc" ] || fail "$c, which no pattern names, changed"
 
 pass
