@@ -184,4 +184,15 @@ grep -Eq "^host1 +: .*failed=1 " "$TEST_DIR/cancel.log" && grep -Eq "^host2 +: .
 [ "$(ls "$reports/host2"/*.json | wc -l)" = 1 ] || fail "host2's directory does not hold exactly its one report"
 [ "$(hash "$c")" = "$hc" ] || fail "$c, which no pattern names, changed"
 
+# --tags reports submits nothing: it collects the reports of the matched devices' latest jobs, and
+# fails for $a, whose latest job was cancelled.
+n=$(jobs_count)
+rm -rf "$reports"
+play reports.log '{"wiped_confirm": true}' --tags reports &&
+        { cat "$TEST_DIR/reports.log" >&2; fail "--tags reports succeeded with $a not wiped"; }
+[ "$(jobs_count)" = "$n" ] || fail "--tags reports started a job"
+grep -Eq "FAILED localhost $a job - not wiped" "$TEST_DIR/reports.log" &&
+        grep -Eq "ok +localhost $b job [0-9]+ done \(earlier\), report $reports/localhost/[0-9]+\.json, signature valid" "$TEST_DIR/reports.log" ||
+        { cat "$TEST_DIR/reports.log" >&2; fail "--tags reports: the summary is not $a not wiped, $b done"; }
+
 pass
