@@ -195,4 +195,15 @@ grep -Eq "FAILED localhost $a job - not wiped" "$TEST_DIR/reports.log" &&
         grep -Eq "ok +localhost $b job [0-9]+ done \(earlier\), report $reports/localhost/[0-9]+\.json, signature valid" "$TEST_DIR/reports.log" ||
         { cat "$TEST_DIR/reports.log" >&2; fail "--tags reports: the summary is not $a not wiped, $b done"; }
 
+# A job already running on a matched device (started by hand, 2 MB/s: 16 s with its verification,
+# longer than the play takes to start) is waited for, not submitted
+# again; the play then succeeds with its report.
+job=$(wipectl --json wipe --yes --no-wait --method zero --verify last --max-rate 2M "$a" | jq -r '.jobs[0].job') || fail "submit on $a"
+n=$(jobs_count)
+play adopt.log "$(jq -n --arg a "$a" '{wiped_confirm: true, wiped_devices: [$a]}')" ||
+        { cat "$TEST_DIR/adopt.log" >&2; fail "the play with a job running on $a failed"; }
+[ "$(jobs_count)" = "$n" ] || fail "the play submitted $a again while job $job ran"
+grep -Eq "ok +localhost $a job $job done \(running already\), report $reports/localhost/$job\.json, signature valid" "$TEST_DIR/adopt.log" ||
+        { cat "$TEST_DIR/adopt.log" >&2; fail "the summary lacks job $job on $a, waited for"; }
+
 pass

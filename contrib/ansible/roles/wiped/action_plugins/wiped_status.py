@@ -75,7 +75,10 @@ class ActionModule(ActionBase):
         result["jobs"] = [{"job": j["job"], "node": j.get("node") or j.get("device"), "state": j["state"],
                            "error": j.get("error")} for j in status]
         result["progress"] = [line(j) for j in status]
-        result["ended"] = all(j["state"] in ENDED for j in status)
+        # An interrupted job that the daemon resumes by itself (a restart) has not ended: wait on,
+        # as wipectl wait does.
+        result["ended"] = all(j["state"] in ENDED and not (j["state"] == "interrupted" and j.get("resuming"))
+                              for j in status)
         deadline = args.get("deadline")
         result["timed_out"] = not result["ended"] and deadline is not None and time.time() >= float(deadline)
         result["_ansible_verbose_always"] = True

@@ -65,8 +65,8 @@ def same_device(dev, job):
     ident = job.get("identity") or {}
     loop = ident.get("loop") or {}
     return (ident.get("size") == dev.get("size_bytes") and ident.get("serial") == dev.get("serial")
-        and ident.get("model") == dev.get("model")
-        and loop.get("backing_file") == dev.get("backing_file"))
+            and ident.get("model") == dev.get("model")
+            and loop.get("backing_file") == dev.get("backing_file"))
 
 
 def main():
@@ -82,7 +82,7 @@ def main():
     for p in patterns:
         if not (p.startswith("/") or p.startswith("serial:") or p.startswith("model:")):
             module.fail_json(msg="wiped_devices: %r: a pattern is a path glob (starting with /), "
-                     "serial:GLOB or model:GLOB" % p)
+                                 "serial:GLOB or model:GLOB" % p)
 
     base = [module.params["wipectl"]]
     if module.params["socket"]:
@@ -92,7 +92,7 @@ def main():
         rc, out, err = module.run_command(base + ["--json"] + list(args))
         if rc != 0:
             module.fail_json(msg="%s %s failed (exit %d): %s" % (" ".join(base), " ".join(args), rc,
-                                         err.strip() or out.strip()))
+                                                                 err.strip() or out.strip()))
         return json.loads(out)
 
     result = dict(changed=False, submit=[], adopt=[], done=[], refused=[], unmatched_patterns=[])
@@ -113,11 +113,11 @@ def main():
                 continue
             used.update(hit)
             chosen.append(dict(node=dev["node"], name=dev.get("name"), type=dev.get("type"),
-                       disk=disk["node"], links=names[1:], serial=dev.get("serial"),
-                       model=dev.get("model"), size_bytes=dev.get("size_bytes"),
-                       backing_file=dev.get("backing_file"), patterns=hit,
-                       wipeable=dev.get("wipeable"), refusal=dev.get("refusal"),
-                       _dev=dev))
+                               disk=disk["node"], links=names[1:], serial=dev.get("serial"),
+                               model=dev.get("model"), size_bytes=dev.get("size_bytes"),
+                               backing_file=dev.get("backing_file"), patterns=hit,
+                               wipeable=dev.get("wipeable"), refusal=dev.get("refusal"),
+                               _dev=dev))
     # A partition of a disk that is taken whole goes with it (a glob over by-id names matches
     # both a disk's link and its -partN links).
     whole = {c["node"] for c in chosen if c["type"] != "part"}
@@ -127,7 +127,10 @@ def main():
         dev = c.pop("_dev")
         mine = sorted((j for j in jobs if j.get("node") == c["node"]), key=lambda j: j["job"])
         latest = mine[-1] if mine else None
-        if latest and latest["state"] in RUNNING and same_device(dev, latest):
+        # A job running on it (or interrupted by a restart, which the daemon resumes) is waited
+        # for, not submitted again.
+        if (latest and same_device(dev, latest)
+                and (latest["state"] in RUNNING or (latest["state"] == "interrupted" and latest.get("resuming")))):
             c["job"] = latest["job"]
             result["adopt"].append(c)
         elif not c["wipeable"]:
