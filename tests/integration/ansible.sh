@@ -1,9 +1,11 @@
 #!/bin/bash
 # The Ansible role of contrib/ansible against this host (local connection) and the test's own
-# daemon: it wipes exactly the two loop devices its patterns name (a third stays untouched), waits,
-# fetches the signed reports and checks them; --check and a play without wiped_confirm write
-# nothing; a second run wipes nothing again; a run in which a job is cancelled fails, naming it.
-# The patterns are the exact paths losetup printed for the test's own devices.
+# daemon: it writes wiped.conf (checked first); it wipes exactly the two loop devices its patterns
+# name (a third stays untouched), waits, fetches the signed reports and checks them; --check, a
+# play without wiped_confirm, a pattern matching nothing and a mounted device write nothing; a
+# second run wipes nothing again; a run of two hosts in which one job is cancelled fails that host,
+# naming it; --tags reports submits nothing; a job already running is waited for, and cancelled at
+# wiped_timeout. The patterns are the exact paths losetup printed for the test's own devices.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 
 command -v ansible-playbook >/dev/null || skip "ansible-playbook missing (tools/install-deps installs ansible-core)"
@@ -195,15 +197,19 @@ grep -Eq "FAILED localhost $a job - not wiped" "$TEST_DIR/reports.log" &&
         grep -Eq "ok +localhost $b job [0-9]+ done \(earlier\), report $reports/localhost/[0-9]+\.json, signature valid" "$TEST_DIR/reports.log" ||
         { cat "$TEST_DIR/reports.log" >&2; fail "--tags reports: the summary is not $a not wiped, $b done"; }
 
-# A job already running on a matched device (started by hand, 2 MB/s: 16 s with its verification,
-# longer than the play takes to start) is waited for, not submitted
-# again; the play then succeeds with its report.
-job=$(wipectl --json wipe --yes --no-wait --method zero --verify last --max-rate 2M "$a" | jq -r '.jobs[0].job') || fail "submit on $a"
+# A job already running on a matched device (started by hand, 1 MB/s: 32 s of work) is waited for,
+# not submitted again; the play's wiped_timeout (3 s) passes first, and with wiped_cancel_on_timeout
+# the play cancels the job and fails, naming it.
+job=$(wipectl --json wipe --yes --no-wait --method zero --verify last --max-rate 1M "$b" | jq -r '.jobs[0].job') ||
+        fail "submit on $b"
 n=$(jobs_count)
-play adopt.log "$(jq -n --arg a "$a" '{wiped_confirm: true, wiped_devices: [$a]}')" ||
-        { cat "$TEST_DIR/adopt.log" >&2; fail "the play with a job running on $a failed"; }
-[ "$(jobs_count)" = "$n" ] || fail "the play submitted $a again while job $job ran"
-grep -Eq "ok +localhost $a job $job done \(running already\), report $reports/localhost/$job\.json, signature valid" "$TEST_DIR/adopt.log" ||
-        { cat "$TEST_DIR/adopt.log" >&2; fail "the summary lacks job $job on $a, waited for"; }
+play timeout.log "$(jq -n --arg b "$b" '{wiped_confirm: true, wiped_devices: [$b], wiped_timeout: 3,
+        wiped_cancel_on_timeout: true}')" &&
+        { cat "$TEST_DIR/timeout.log" >&2; fail "the play succeeded past its timeout"; }
+[ "$(jobs_count)" = "$n" ] || fail "the play submitted $b again while job $job ran"
+grep -q "a job is running on: $b" "$TEST_DIR/timeout.log" || { cat "$TEST_DIR/timeout.log" >&2; fail "the play did not take job $job as running"; }
+[ "$(job_field "$job" state)" = cancelled ] || fail "job $job on $b was not cancelled at the timeout: $(job_field "$job" state)"
+grep -Eq "FAILED localhost $b job $job cancelled \(running already\)" "$TEST_DIR/timeout.log" ||
+        { cat "$TEST_DIR/timeout.log" >&2; fail "the summary does not name job $job, cancelled at the timeout"; }
 
 pass
