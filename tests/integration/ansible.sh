@@ -145,6 +145,12 @@ play again.log '{"wiped_confirm": true}' || { cat "$TEST_DIR/again.log" >&2; fai
 grep -q "already wiped" "$TEST_DIR/again.log" || fail "the second play does not say the devices were wiped"
 grep -Eq "changed=0 " "$TEST_DIR/again.log" || { cat "$TEST_DIR/again.log" >&2; fail "the second play changed something"; }
 
+# Without wipectl on the controller the check cannot be made: the play fails and says so.
+play noctl.log '{"wiped_confirm": true, "wiped_controller_wipectl": "/nonexistent/wipectl"}' &&
+        { cat "$TEST_DIR/noctl.log" >&2; fail "the play succeeded without checking the reports"; }
+grep -q "checking the reports needs wipectl on the controller" "$TEST_DIR/noctl.log" ||
+        { cat "$TEST_DIR/noctl.log" >&2; fail "no message for a controller without wipectl"; }
+
 # And in check mode: the jobs and reports are read, nothing is fetched, nothing written.
 rm -rf "$reports"
 play again-check.log '{"wiped_confirm": true}' --check || { cat "$TEST_DIR/again-check.log" >&2; fail "the check-mode play after the wipe failed"; }
