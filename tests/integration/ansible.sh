@@ -49,8 +49,8 @@ for dev in "$a" "$b" "$c"; do
 done
 start_daemon
 
-hash() { sha256sum < "$1" | cut -d' ' -f1; }
-ha=$(hash "$a"); hb=$(hash "$b"); hc=$(hash "$c")
+devhash() { sha256sum < "$1" | cut -d' ' -f1; }
+ha=$(devhash "$a"); hb=$(devhash "$b"); hc=$(devhash "$c")
 jobs_count() { wipectl --json list --all | jq '.jobs | length'; }
 
 cat > "$TEST_DIR/play.yml" <<PLAY
@@ -71,25 +71,26 @@ play() {
                         wiped_install: "none", wiped_wipectl: $wipectl, wiped_socket: $socket,
                         wiped_controller_wipectl: $wipectl, wiped_reports_dir: $reports,
                         wiped_devices: [$a, $b], wiped_method: "zero", wiped_verify: "last",
-                        wiped_poll_interval: 1, wiped_timeout: 120} + $extra' > "$TEST_DIR/vars.json"
+                        wiped_poll_interval: 1, wiped_timeout: 120} + $extra' > "$TEST_DIR/vars.json" ||
+                hard_error "play $1: bad extra variables: $extra"
         ansible-playbook -i "${INVENTORY:-localhost,}" -c local "$TEST_DIR/play.yml" -e "@$TEST_DIR/vars.json" "$@" > "$log" 2>&1
 }
 
 # The configuration: written from wiped_config into the test's own file, checked by the test's
 # daemon (--check-config) before it is installed; a bad key fails the play and leaves the file.
-conf=$TEST_DIR/etc/wiped.conf
-confvars=$(jq -n --arg conf "$conf" --arg wiped "$WIPED" \
+conffile=$TEST_DIR/etc/wiped.conf
+confvars=$(jq -n --arg conf "$conffile" --arg wiped "$WIPED" \
         '{wiped_config_file: $conf, wiped_wiped: $wiped, wiped_service_enabled: false}')
 play config.log "$(echo "$confvars" | jq '. + {wiped_config: {method: "zero", deny: ["/dev/nvme*", "/dev/sr*"]}}')" --tags configure ||
         { cat "$TEST_DIR/config.log" >&2; fail "the configure play failed"; }
-grep -qx 'method = zero' "$conf" && [ "$(grep -cx 'deny = /dev/nvme\*\|deny = /dev/sr\*' "$conf")" = 2 ] ||
-        { cat "$conf" >&2; fail "wiped.conf does not hold wiped_config"; }
-"$WIPED" --check-config --config "$conf" 2>/dev/null | grep -qx 'method = zero' || fail "the daemon does not read method = zero from $conf"
-cp "$conf" "$TEST_DIR/conf.before"
+grep -qx 'method = zero' "$conffile" && [ "$(grep -cx 'deny = /dev/nvme\*\|deny = /dev/sr\*' "$conffile")" = 2 ] ||
+        { cat "$conffile" >&2; fail "wiped.conf does not hold wiped_config"; }
+"$WIPED" --check-config --config "$conffile" 2>/dev/null | grep -qx 'method = zero' || fail "the daemon does not read method = zero from $conffile"
+cp "$conffile" "$TEST_DIR/conf.before"
 play config-bad.log "$(echo "$confvars" | jq '. + {wiped_config: {max_rate: "1M"}}')" --tags configure &&
         { cat "$TEST_DIR/config-bad.log" >&2; fail "a configuration with an unknown key was installed"; }
 grep -q 'max_rate' "$TEST_DIR/config-bad.log" || { cat "$TEST_DIR/config-bad.log" >&2; fail "the failure does not name the bad key"; }
-cmp -s "$conf" "$TEST_DIR/conf.before" || fail "a configuration that does not check replaced $conf"
+cmp -s "$conffile" "$TEST_DIR/conf.before" || fail "a configuration that does not check replaced $conffile"
 
 # A pattern that matches nothing fails the host (and writes nothing).
 play nomatch.log '{"wiped_confirm": true, "wiped_devices": ["/dev/disk/by-id/wiped-test-no-such-device"]}' &&
@@ -102,13 +103,13 @@ play refused.log "$(jq -n --arg a "$a" --arg d "$d" '{wiped_confirm: true, wiped
         { cat "$TEST_DIR/refused.log" >&2; fail "a play with a mounted device succeeded"; }
 grep -q "wiped refuses devices the patterns match.*$d: refusing: .*mounted" "$TEST_DIR/refused.log" ||
         { cat "$TEST_DIR/refused.log" >&2; fail "the refusal of the mounted $d is not named"; }
-[ "$(jobs_count)" = 0 ] && [ "$(hash "$a")" = "$ha" ] || fail "a play with a refused device wrote"
+[ "$(jobs_count)" = 0 ] && [ "$(devhash "$a")" = "$ha" ] || fail "a play with a refused device wrote"
 
 # --check: the plan (wipectl wipe --dry-run), nothing written, no job.
 play check.log '{"wiped_confirm": true}' --check || { cat "$TEST_DIR/check.log" >&2; fail "--check run failed"; }
 grep -q "$a: would wipe with zero" "$TEST_DIR/check.log" || { cat "$TEST_DIR/check.log" >&2; fail "--check shows no plan for $a"; }
 [ "$(jobs_count)" = 0 ] || fail "--check started jobs"
-[ "$(hash "$a")" = "$ha" ] && [ "$(hash "$b")" = "$hb" ] || fail "--check wrote to a device"
+[ "$(devhash "$a")" = "$ha" ] && [ "$(devhash "$b")" = "$hb" ] || fail "--check wrote to a device"
 
 # Without wiped_confirm: refused, nothing written.
 play noconfirm.log '{}' && { cat "$TEST_DIR/noconfirm.log" >&2; fail "a play without wiped_confirm succeeded"; }
@@ -124,13 +125,13 @@ for dev in "$a" "$b"; do
         grep -Eq "ok +localhost $dev job [0-9]+ done, report $reports/localhost/[0-9]+\.json, signature valid" "$TEST_DIR/wipe.log" ||
                 { cat "$TEST_DIR/wipe.log" >&2; fail "the summary lacks $dev"; }
 done
-[ "$(hash "$c")" = "$hc" ] || fail "$c, which no pattern names, changed"
+[ "$(devhash "$c")" = "$hc" ] || fail "$c, which no pattern names, changed"
 [ -f "$reports/localhost/host-key.pub" ] || fail "the host key was not fetched"
 n=0
 for r in "$reports"/localhost/*.json; do
         "$WIPECTL_BIN" report --check "$r" --key "$reports/localhost/host-key.pub" > /dev/null ||
                 fail "report --check $r failed"
-        [ "$(jq -r .state "$r")" = done ] || fail "$r: state $(jq -r .state "$r")"
+        [ "$(jq -r .state "$r")" = "done" ] || fail "$r: state $(jq -r .state "$r")"
         n=$((n + 1))
 done
 [ "$n" = 2 ] || fail "$n reports fetched, expected 2"
@@ -190,7 +191,7 @@ grep -Eq "^host1 +: .*failed=1 " "$TEST_DIR/cancel.log" && grep -Eq "^host2 +: .
 "$WIPECTL_BIN" report --check "$reports/host1/$job.json" --key "$reports/host1/host-key.pub" > /dev/null ||
         fail "the cancelled job's report was not fetched or does not check"
 [ "$(ls "$reports/host2"/*.json | wc -l)" = 1 ] || fail "host2's directory does not hold exactly its one report"
-[ "$(hash "$c")" = "$hc" ] || fail "$c, which no pattern names, changed"
+[ "$(devhash "$c")" = "$hc" ] || fail "$c, which no pattern names, changed"
 
 # --tags reports submits nothing: it collects the reports of the matched devices' latest jobs, and
 # fails for $a, whose latest job was cancelled.
