@@ -219,4 +219,12 @@ grep -q "a job is running on: $b" "$TEST_DIR/timeout.log" || { cat "$TEST_DIR/ti
 grep -Eq "FAILED localhost $b job $job cancelled \(running already\)" "$TEST_DIR/timeout.log" ||
         { cat "$TEST_DIR/timeout.log" >&2; fail "the summary does not name job $job, cancelled at the timeout"; }
 
+# wiped_skip_refused: the mounted device is skipped and listed, the other one wiped.
+play skip.log "$(jq -n --arg a "$a" --arg d "$d" '{wiped_confirm: true, wiped_devices: [$a, $d], wiped_skip_refused: true}')" ||
+        { cat "$TEST_DIR/skip.log" >&2; fail "the play with wiped_skip_refused failed"; }
+grep -Eq "ok +localhost $a job [0-9]+ done, report" "$TEST_DIR/skip.log" &&
+        grep -Eq "ok +localhost $d job - refused \(skipped\): $d: refusing: .*mounted" "$TEST_DIR/skip.log" ||
+        { cat "$TEST_DIR/skip.log" >&2; fail "the summary is not $a done, $d refused and skipped"; }
+mountpoint -q "$TEST_DIR/mnt" || fail "$d was unmounted"
+
 pass
