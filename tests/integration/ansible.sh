@@ -5,7 +5,8 @@
 # play without wiped_confirm, a pattern matching nothing and a mounted device write nothing; a
 # second run wipes nothing again; a run of two hosts in which one job is cancelled fails that host,
 # naming it; --tags reports submits nothing; a job already running is waited for, and cancelled at
-# wiped_timeout. The patterns are the exact paths losetup printed for the test's own devices.
+# wiped_timeout; wiped_skip_refused skips the mounted device. The patterns are the exact paths
+# losetup printed for the test's own devices.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 
 command -v ansible-playbook >/dev/null || skip "ansible-playbook missing (tools/install-deps installs ansible-core)"
