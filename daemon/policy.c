@@ -608,6 +608,7 @@ int policy_check_dir(const char *dir, FILE *out) {
 struct present {
         dev_t devno;
         char name[64];
+        uint64_t diskseq;               /* the kernel's number of its medium (0: none known) */
         double appeared;                /* CLOCK_MONOTONIC when it appeared; 0: there at start */
         uint64_t pending;               /* bit i: policies[i] waits for its settle time */
         uint64_t maybe;                 /* of them, those it met but for "match" when it appeared:
@@ -940,6 +941,22 @@ static void present_gone(dev_t devno) {
         }
 }
 
+/* The disk's diskseq (Linux 5.15): a number the kernel gives each medium it sees, never again
+ * (a loop device's each attach); 0 when the kernel has none. */
+static uint64_t disk_seq(const char *name) {
+        char path[PATH_MAX], buf[32] = "";
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/sys/class/block/%s/diskseq", name);
+        f = fopen(path, "re");
+        if (!f)
+                return 0;
+        if (!fgets(buf, sizeof(buf), f))
+                buf[0] = '\0';
+        fclose(f);
+        return strtoull(buf, NULL, 10);
+}
+
 static void present_add(const char *name, dev_t devno, double appeared) {
         struct present *d = calloc(1, sizeof(*d));
 
@@ -948,6 +965,7 @@ static void present_add(const char *name, dev_t devno, double appeared) {
                 return;
         }
         d->devno = devno;
+        d->diskseq = disk_seq(name);
         d->appeared = appeared;
         snprintf(d->name, sizeof(d->name), "%s", name);
         d->next = pol.present;
@@ -1138,7 +1156,20 @@ void policy_dispatch(void) {
 
         while ((r = uevent_receive(&ev)) > 0) {
                 struct present *d = present_find(ev.devno);
-                bool sized = ev.action != UEVENT_REMOVE && disk_has_size(ev.name);
+                bool sized = disk_has_size(ev.name);
+                uint64_t seq = sized ? disk_seq(ev.name) : 0;
+
+                /* A remove event of a disk still there with the same medium (written to its
+                 * uevent file, udevadm trigger --action=remove) is no removal: taken as one, the
+                 * next change would make a disk present all along new (existing = ignore). */
+                if (ev.action == UEVENT_REMOVE && !(d && sized && (!d->diskseq || seq == d->diskseq)))
+                        sized = false;
+                /* Another medium in its place since we looked (events that came together): the
+                 * disk we knew went, this one is new. */
+                if (d && sized && d->diskseq && seq && seq != d->diskseq) {
+                        present_gone(ev.devno);
+                        d = NULL;
+                }
 
                 log_debug("policies: %s %s (%u:%u)%s", ev.action == UEVENT_ADD ? "add" : ev.action == UEVENT_CHANGE ?
                           "change" : "remove", ev.name, major(ev.devno), minor(ev.devno), sized ? "" : ", no medium");

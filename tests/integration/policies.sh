@@ -6,8 +6,8 @@
 # within the settle time starts nothing; a mounted one is refused with nothing written; one with a
 # file system is skipped (content = empty); a device no policy matches is untouched; a disabled
 # policy starts nothing until resumed; a device present at start is left alone (existing =
-# ignore) or wiped (existing = wipe); a finished drive plugged again is not wiped twice; the dry
-# run in policies --json; a reload and a restart keep a paused policy paused; bad policy files are
+# ignore, also after a remove event while it stays) or wiped (existing = wipe); a finished drive
+# plugged again is not wiped twice; the dry run in policies --json; a reload and a restart keep a paused policy paused; bad policy files are
 # named FILE:LINE by --check-config; a restart keeps a job's policy; and udev's monitor
 # (policy-events = udev), fed an event in udev's format by tests/helpers/udev-send.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
@@ -80,6 +80,11 @@ idw=$(wipectl --json list | jq -r --arg d "$w1dev" '.jobs[] | select(.node == $d
 [ "$(wait_job "$idw" 60)" = done ] || fail "job $idw: $(job_field "$idw" state)"
 cmp -n $((8 << 20)) "$w1dev" /dev/zero || fail "$w1dev: not zero after job $idw (existing = wipe)"
 wipectl policies | grep -q "^policy zero: enabled" || fail "policies text: $(wipectl policies)"
+# A remove event of a disk that stays (as udevadm trigger --action=remove makes, written here to
+# the test's own device's uevent file), then a change: the disk was there all along, no new one
+# for existing = ignore (its file is compared at the end, after the other cases).
+echo remove > "/sys/block/${e1dev#/dev/}/uevent" || hard_error "cannot write the uevent file of $e1dev"
+echo change > "/sys/block/${e1dev#/dev/}/uevent" || hard_error "cannot write the uevent file of $e1dev"
 
 # --- (1) a matching empty device becomes a job of its policy, wiped to zeros. ---
 z1=$(img z-1)
