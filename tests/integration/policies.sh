@@ -224,6 +224,10 @@ grep -q "policy zero: loaded from .*(paused, as wipectl policies pause left it)"
         fail "the start does not say policy zero is paused"
 jq_is "$json" '[.policies[] | select(.name == "zero") | .devices[] | select(.node == "'"$z2dev"'") | .existing] | .[0]' true \
         "a disk present at the start"
+# existing = wipe after a restart: the disk it wiped before is present at the start again, and
+# its job (done) is in the table: not wiped twice.
+wait_until 30 "policy exw skips $w1dev after the restart (it has job $idw)" has_event exw "skipped: already has job $idw"
+[ "$(jobs_of "$w1dev")" = 1 ] || fail "a second job on $w1dev after the restart: $(wipectl list)"
 # Through udev's monitor: an event in udev's format (where udev runs, udevd sends it after its
 # rules; here the test does, for its own loop device only) makes a job of the policy.
 if [ -e /run/udev/control ]; then
