@@ -508,7 +508,7 @@ static int policy_read_dir(const char *dir, FILE *out, struct policy **ret, size
                 size_t len = strlen(fn), sl = strlen(POLICY_FILE_SUFFIX);
                 _cleanup_free_ char *path = NULL, *name = NULL, *text = NULL;
                 char err[8192];
-                struct stat st;
+                struct stat st = {};
                 FILE *f;
                 size_t got;
                 int q;
@@ -527,17 +527,27 @@ static int policy_read_dir(const char *dir, FILE *out, struct policy **ret, size
                         r = -EINVAL;
                         continue;
                 }
-                f = fopen(path, "re");
+                /* Not blocking, and no terminal: a FIFO named *.conf would hang the main loop in
+                 * open() at a reload, a device's open may act; neither is read (S_ISREG). */
+                {
+                        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+                        f = fd >= 0 ? fdopen(fd, "re") : NULL;
+                        if (fd >= 0 && !f)
+                                close(fd);
+                }
                 if (!f || fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > CONFFILE_SIZE_MAX ||
                     !(text = malloc((size_t) st.st_size + 1))) {
-                        int e = !f ? errno : !S_ISREG(st.st_mode) ? EISDIR : st.st_size > CONFFILE_SIZE_MAX ? EFBIG : ENOMEM;
+                        int e = !f ? errno : S_ISDIR(st.st_mode) ? EISDIR : !S_ISREG(st.st_mode) ? EINVAL :
+                                st.st_size > CONFFILE_SIZE_MAX ? EFBIG : ENOMEM;
+                        const char *why = e == EINVAL ? "not a regular file" : strerror(e);
 
                         if (f)
                                 fclose(f);
                         if (out)
-                                fprintf(out, "%s: %s\n", path, strerror(e));
+                                fprintf(out, "%s: %s\n", path, why);
                         else
-                                log_error("%s: %s", path, strerror(e));
+                                log_error("%s: %s", path, why);
                         r = -e;
                         continue;
                 }

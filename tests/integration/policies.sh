@@ -197,6 +197,14 @@ echo "$out" | grep -qF "$BAD/nothing.conf: no match criterion" || fail "no error
 echo "$out" | grep -qF "$BAD/values.conf:2: content = some" || fail "no error of a bad content: $out"
 echo "$out" | grep -qF "$BAD/values.conf:3: transport = sata, usbb: unknown transport \"usbb\"; did you mean usb?" ||
         fail "no error of a bad transport: $out"
+# A FIFO named *.conf is no policy, and opening it must not block (a reload would hang the loop).
+FIFO=$TEST_DIR/fifo.d
+mkdir -p "$FIFO" && mkfifo "$FIFO/pipe.conf" || hard_error "mkfifo $FIFO/pipe.conf"
+out=$(timeout 60 "$WIPED" --check-config --config /dev/null --policy-dir "$FIFO" 2>&1 >/dev/null)
+rc=$?
+[ $rc = 124 ] && fail "--check-config hung on a FIFO in the policy directory"
+[ $rc != 0 ] || fail "--check-config passed a FIFO as a policy"
+echo "$out" | grep -qF "$FIFO/pipe.conf: not a regular file" || fail "the FIFO not named: $out"
 out=$("$WIPED" --check-config --config /dev/null --policy-dir "$PD" 2>&1 >/dev/null) || fail "--check-config: $out"
 echo "$out" | grep -q "8 policies OK" || fail "--check-config of the good policies: $out"
 # A reload with a bad file changes nothing.
