@@ -3,8 +3,9 @@
 # devices attached after the daemon started. Every policy matches only this test's backing files
 # (backing-file = $TEST_DIR/X-*.img), never another loop device of the machine. Checked: a matching
 # empty device becomes a job of its policy and is wiped (every byte zero); one that goes again
-# within the settle time starts nothing; a mounted one is refused with nothing written; one with a
-# file system is skipped (content = empty); a device no policy matches is untouched; a disabled
+# within the settle time starts nothing; a mounted one and a read-only one are refused with
+# nothing written; one with a file system is skipped (content = empty); a device no policy
+# matches is untouched; a disabled
 # policy starts nothing until resumed; a device present at start is left alone (existing =
 # ignore, also after a remove event while it stays) or wiped (existing = wipe); a finished drive
 # plugged again is not wiped twice; the dry run in policies --json; a reload and a restart keep a paused policy paused; bad policy files are
@@ -135,6 +136,13 @@ grep -q "policy mnt: $m1dev: refused: .*mounted" "$TEST_DIR/daemon.log" || fail 
 # The dry run says the same.
 jq_is "$(pol mnt)" '.devices[0] | "\(.would_wipe) \(.refused)"' "false true" "dry run of the mounted device"
 umount "$TEST_DIR/mnt" || hard_error "cannot unmount $TEST_DIR/mnt"
+# A read-only device (losetup -r) the policy matches is refused too, nothing written.
+m2=$TEST_DIR/m-2.img
+head -c 8M /dev/urandom > "$m2" || hard_error "cannot write $m2"
+m2sum=$(sha256sum < "$m2")
+m2dev=$(make_loop_file "$m2" -r)
+wait_until 30 "policy mnt refuses the read-only $m2dev" has_event mnt "refused: .*read-only"
+[ "$(jobs_of "$m2dev")" = 0 ] || fail "a job on the read-only $m2dev"
 
 # --- (4) content = empty: a device with a file system is skipped; (5) a device no policy
 # matches is untouched. ---
@@ -176,6 +184,7 @@ wait_until 30 "policy zero skips $z2dev (paused)" has_event zero "skipped: the p
 
 # Nothing was written where no job ran.
 [ "$(sha256sum < "$m1")" = "$m1sum" ] || fail "the mounted device's file changed"
+[ "$(sha256sum < "$m2")" = "$m2sum" ] || fail "the read-only device's file changed"
 [ "$(sha256sum < "$n1")" = "$n1sum" ] || fail "the device no policy matches changed"
 [ "$(sha256sum < "$f1")" = "$f1sum" ] || fail "the device with a file system changed"
 [ "$(sha256sum < "$p1")" = "$p1sum" ] || fail "the device of the paused policy changed"
