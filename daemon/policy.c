@@ -1316,8 +1316,10 @@ static struct json_object *policy_json(const struct policy *p) {
                         &p->events[(p->next_event + POLICY_EVENTS_MAX - p->n_events + k) % POLICY_EVENTS_MAX];
                 struct json_object *j = json_object_new_object();
 
-                if (!j)
+                if (!j) {
+                        json_object_put(ev);
                         return NULL;
+                }
                 json_object_object_add(j, "at", json_object_new_double(e->at));
                 json_object_object_add(j, "device", str_or_null(e->device));
                 json_object_object_add(j, "event", str_or_null(e->what));
