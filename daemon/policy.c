@@ -691,6 +691,41 @@ static const char *policy_content(const struct device_probe *pr) {
         return NULL;
 }
 
+#define POLICY_CONTENT_SPAN (1u << 20)   /* bytes at each end of a disk that must read back */
+
+/* Whether the areas where libblkid looks for signatures, the first and the last MiB of the disk,
+ * can be read: libblkid takes a read error for "nothing there", and a disk whose first sectors
+ * failed would pass for empty with its file system behind them. 0 or -errno. */
+static int policy_ends_readable(const char *node, uint64_t size) {
+        _cleanup_free_ char *buf = malloc(POLICY_CONTENT_SPAN);
+        uint64_t len = size < POLICY_CONTENT_SPAN ? size : POLICY_CONTENT_SPAN;
+        int fd, r = 0;
+
+        if (!buf)
+                return -ENOMEM;
+        fd = open(node, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        for (int end = 0; end < 2 && r == 0; end++) {
+                uint64_t off = end ? size - len : 0;
+
+                for (uint64_t done = 0; done < len && r == 0;) {
+                        ssize_t k = pread(fd, buf, (size_t) (len - done), (off_t) (off + done));
+
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        if (k < 0)
+                                r = -errno;
+                        else if (k == 0)
+                                r = -EIO;
+                        else
+                                done += (uint64_t) k;
+                }
+        }
+        close(fd);
+        return r;
+}
+
 /* The verdict of p on a probed device: NULL when p would wipe it now, else why not (into buf),
  * with *refused set when it is a refusal of the submit's checks. */
 static const char *policy_verdict(const struct policy *p, const struct device_probe *pr, char *const *links,
@@ -718,6 +753,15 @@ static const char *policy_verdict(const struct policy *p, const struct device_pr
         if (content && !p->content_any) {
                 snprintf(buf, n, "not empty (%s; content = empty)", content);
                 return buf;
+        }
+        if (!p->content_any) {
+                int r = policy_ends_readable(pr->id.node, pr->id.size);
+
+                if (r < 0) {
+                        snprintf(buf, n, "content unknown: its first or last MiB cannot be read (%s; content = empty)",
+                                 strerror(-r));
+                        return buf;
+                }
         }
         return NULL;
 }

@@ -9,8 +9,9 @@
 # policy starts nothing until resumed; a device present at start is left alone (existing =
 # ignore, also after a remove event while it stays) or wiped (existing = wipe); a finished drive
 # plugged again is not wiped twice; the dry run in policies --json; a reload and a restart keep a paused policy paused; bad policy files are
-# named FILE:LINE by --check-config; a restart keeps a job's policy; and udev's monitor
-# (policy-events = udev), fed an event in udev's format by tests/helpers/udev-send.
+# named FILE:LINE by --check-config; a restart keeps a job's policy; udev's monitor
+# (policy-events = udev), fed an event in udev's format by tests/helpers/udev-send; and a disk
+# whose first sectors cannot be read (tests/helpers/badfs) is no empty disk.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 
 command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 missing"
@@ -259,4 +260,25 @@ idl=$(wipectl --json list | jq -r --arg d "$l1dev" '.jobs[] | select(.node == $d
 [ "$(wait_job "$idl" 60)" = done ] || fail "job $idl: $(job_field "$idl" state)"
 cmp -n $((8 << 20)) "$l1dev" /dev/zero || fail "$l1dev: not zero after job $idl"
 stop_daemon || fail "the daemon did not stop cleanly after the restart"
+
+# content = empty and a disk whose first sectors cannot be read: libblkid finds nothing there, but
+# that is no empty disk (here an ext4 behind failing sectors 0..7, a badfs loop device present at
+# the start of a policy with existing = wipe): skipped, nothing written.
+BADFS=${BADFS:-$top_builddir/tests/helpers/badfs}
+if [ -x "$BADFS" ] && [ -c /dev/fuse ]; then
+        PD2=$TEST_DIR/policies2.d
+        mkdir -p "$PD2"
+        make_badfs_loop 16M 0:8
+        mkfs.ext4 -q -F "$BADFS_BACKING" || hard_error "mkfs.ext4 $BADFS_BACKING failed"
+        badsum=$(sha256sum < "$BADFS_BACKING")
+        printf '%s\n' "backing-file = $TEST_DIR/badfs.*/mnt/disk" "method = zero" "settle = 0.5" "existing = wipe" \
+                > "$PD2/unread.conf"
+        start_daemon --policy-dir "$PD2" --policy-events kernel
+        wait_until 30 "policy unread skips $BADFS_DEV (unreadable start)" has_event unread "skipped: content unknown"
+        [ "$(jobs_of "$BADFS_DEV")" = 0 ] || fail "a job on $BADFS_DEV, whose content could not be read"
+        [ "$(sha256sum < "$BADFS_BACKING")" = "$badsum" ] || fail "the ext4 behind unreadable sectors was written"
+        stop_daemon || fail "the daemon did not stop cleanly (badfs)"
+else
+        note "badfs or /dev/fuse missing: a disk with unreadable first sectors not checked"
+fi
 pass
