@@ -499,6 +499,8 @@ void hook_set_max_running(unsigned n);
 /* Main loop: queue the job's hook when it ended for good, its report is written and its hook has
  * not completed for that end; a job without a hook (none configured) has it counted as done. */
 void hook_job_check(struct job *job);
+/* The job id was forgotten: its hook, when still queued, does not run. */
+void hook_job_forgotten(uint64_t id);
 /* Main loop: take the outcomes of the hooks into their jobs (records to be written). */
 void hook_collect(void);
 /* A loaded job whose record has no "end_hook" (written before hooks existed): no hook for its end. */

@@ -677,6 +677,40 @@ static int hook_queue(struct job *job, const char *command, double timeout, enum
         return 0;
 }
 
+void hook_job_forgotten(uint64_t id) {
+        struct hook_run *keep = NULL, *tail = NULL, *gone = NULL;
+
+        /* Out of the queue, under the lock: the runner takes only from it. One already started
+         * runs to its end. */
+        pthread_mutex_lock(&hook_lock);
+        for (struct hook_run *h = queue_head, *next; h; h = next) {
+                next = h->next;
+                if (h->job == id) {
+                        h->next = gone;
+                        gone = h;
+                        queue_len--;
+                        continue;
+                }
+                h->next = NULL;
+                if (tail)
+                        tail->next = h;
+                else
+                        keep = h;
+                tail = h;
+        }
+        queue_head = keep;
+        queue_tail = tail;
+        pthread_mutex_unlock(&hook_lock);
+        while (gone) {
+                struct hook_run *h = gone;
+
+                gone = h->next;
+                log_info("job %" PRIu64 ": %s: forgotten before its hook started: the hook does not run", h->job,
+                         h->node);
+                run_free(h);
+        }
+}
+
 static void mark_dirty(struct job *job) {
         pthread_mutex_lock(&job->lock);
         job->dirty = true;

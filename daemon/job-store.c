@@ -251,6 +251,7 @@ int job_forget(struct job *job) {
         for (struct job *j = jobs_head; j; j = j->next)
                 jobs_tail = j;
         pool_remove_job(job->pool, job);
+        hook_job_forgotten(job->id);
         job->forgotten_at = mono_s();
         job->next = graveyard;
         graveyard = job;

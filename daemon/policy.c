@@ -508,7 +508,7 @@ static int policy_read_dir(const char *dir, FILE *out, struct policy **ret, size
                 size_t len = strlen(fn), sl = strlen(POLICY_FILE_SUFFIX);
                 _cleanup_free_ char *path = NULL, *name = NULL, *text = NULL;
                 char err[8192];
-                struct stat st;
+                struct stat st = {};
                 FILE *f;
                 size_t got;
                 int q;
@@ -527,17 +527,27 @@ static int policy_read_dir(const char *dir, FILE *out, struct policy **ret, size
                         r = -EINVAL;
                         continue;
                 }
-                f = fopen(path, "re");
+                /* Not blocking, and no terminal: a FIFO named *.conf would hang the main loop in
+                 * open() at a reload, a device's open may act; neither is read (S_ISREG). */
+                {
+                        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+                        f = fd >= 0 ? fdopen(fd, "re") : NULL;
+                        if (fd >= 0 && !f)
+                                close(fd);
+                }
                 if (!f || fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > CONFFILE_SIZE_MAX ||
                     !(text = malloc((size_t) st.st_size + 1))) {
-                        int e = !f ? errno : !S_ISREG(st.st_mode) ? EISDIR : st.st_size > CONFFILE_SIZE_MAX ? EFBIG : ENOMEM;
+                        int e = !f ? errno : S_ISDIR(st.st_mode) ? EISDIR : !S_ISREG(st.st_mode) ? EINVAL :
+                                st.st_size > CONFFILE_SIZE_MAX ? EFBIG : ENOMEM;
+                        const char *why = e == EINVAL ? "not a regular file" : strerror(e);
 
                         if (f)
                                 fclose(f);
                         if (out)
-                                fprintf(out, "%s: %s\n", path, strerror(e));
+                                fprintf(out, "%s: %s\n", path, why);
                         else
-                                log_error("%s: %s", path, strerror(e));
+                                log_error("%s: %s", path, why);
                         r = -e;
                         continue;
                 }
@@ -608,6 +618,7 @@ int policy_check_dir(const char *dir, FILE *out) {
 struct present {
         dev_t devno;
         char name[64];
+        uint64_t diskseq;               /* the kernel's number of its medium (0: none known) */
         double appeared;                /* CLOCK_MONOTONIC when it appeared; 0: there at start */
         uint64_t pending;               /* bit i: policies[i] waits for its settle time */
         uint64_t maybe;                 /* of them, those it met but for "match" when it appeared:
@@ -680,6 +691,41 @@ static const char *policy_content(const struct device_probe *pr) {
         return NULL;
 }
 
+#define POLICY_CONTENT_SPAN (1u << 20)   /* bytes at each end of a disk that must read back */
+
+/* Whether the areas where libblkid looks for signatures, the first and the last MiB of the disk,
+ * can be read: libblkid takes a read error for "nothing there", and a disk whose first sectors
+ * failed would pass for empty with its file system behind them. 0 or -errno. */
+static int policy_ends_readable(const char *node, uint64_t size) {
+        _cleanup_free_ char *buf = malloc(POLICY_CONTENT_SPAN);
+        uint64_t len = size < POLICY_CONTENT_SPAN ? size : POLICY_CONTENT_SPAN;
+        int fd, r = 0;
+
+        if (!buf)
+                return -ENOMEM;
+        fd = open(node, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        for (int end = 0; end < 2 && r == 0; end++) {
+                uint64_t off = end ? size - len : 0;
+
+                for (uint64_t done = 0; done < len && r == 0;) {
+                        ssize_t k = pread(fd, buf, (size_t) (len - done), (off_t) (off + done));
+
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        if (k < 0)
+                                r = -errno;
+                        else if (k == 0)
+                                r = -EIO;
+                        else
+                                done += (uint64_t) k;
+                }
+        }
+        close(fd);
+        return r;
+}
+
 /* The verdict of p on a probed device: NULL when p would wipe it now, else why not (into buf),
  * with *refused set when it is a refusal of the submit's checks. */
 static const char *policy_verdict(const struct policy *p, const struct device_probe *pr, char *const *links,
@@ -707,6 +753,15 @@ static const char *policy_verdict(const struct policy *p, const struct device_pr
         if (content && !p->content_any) {
                 snprintf(buf, n, "not empty (%s; content = empty)", content);
                 return buf;
+        }
+        if (!p->content_any) {
+                int r = policy_ends_readable(pr->id.node, pr->id.size);
+
+                if (r < 0) {
+                        snprintf(buf, n, "content unknown: its first or last MiB cannot be read (%s; content = empty)",
+                                 strerror(-r));
+                        return buf;
+                }
         }
         return NULL;
 }
@@ -940,6 +995,22 @@ static void present_gone(dev_t devno) {
         }
 }
 
+/* The disk's diskseq (Linux 5.15): a number the kernel gives each medium it sees, never again
+ * (a loop device's each attach); 0 when the kernel has none. */
+static uint64_t disk_seq(const char *name) {
+        char path[PATH_MAX], buf[32] = "";
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/sys/class/block/%s/diskseq", name);
+        f = fopen(path, "re");
+        if (!f)
+                return 0;
+        if (!fgets(buf, sizeof(buf), f))
+                buf[0] = '\0';
+        fclose(f);
+        return strtoull(buf, NULL, 10);
+}
+
 static void present_add(const char *name, dev_t devno, double appeared) {
         struct present *d = calloc(1, sizeof(*d));
 
@@ -948,6 +1019,7 @@ static void present_add(const char *name, dev_t devno, double appeared) {
                 return;
         }
         d->devno = devno;
+        d->diskseq = disk_seq(name);
         d->appeared = appeared;
         snprintf(d->name, sizeof(d->name), "%s", name);
         d->next = pol.present;
@@ -1138,7 +1210,20 @@ void policy_dispatch(void) {
 
         while ((r = uevent_receive(&ev)) > 0) {
                 struct present *d = present_find(ev.devno);
-                bool sized = ev.action != UEVENT_REMOVE && disk_has_size(ev.name);
+                bool sized = disk_has_size(ev.name);
+                uint64_t seq = sized ? disk_seq(ev.name) : 0;
+
+                /* A remove event of a disk still there with the same medium (written to its
+                 * uevent file, udevadm trigger --action=remove) is no removal: taken as one, the
+                 * next change would make a disk present all along new (existing = ignore). */
+                if (ev.action == UEVENT_REMOVE && !(d && sized && (!d->diskseq || seq == d->diskseq)))
+                        sized = false;
+                /* Another medium in its place since we looked (events that came together): the
+                 * disk we knew went, this one is new. */
+                if (d && sized && d->diskseq && seq && seq != d->diskseq) {
+                        present_gone(ev.devno);
+                        d = NULL;
+                }
 
                 log_debug("policies: %s %s (%u:%u)%s", ev.action == UEVENT_ADD ? "add" : ev.action == UEVENT_CHANGE ?
                           "change" : "remove", ev.name, major(ev.devno), minor(ev.devno), sized ? "" : ", no medium");
@@ -1275,8 +1360,10 @@ static struct json_object *policy_json(const struct policy *p) {
                         &p->events[(p->next_event + POLICY_EVENTS_MAX - p->n_events + k) % POLICY_EVENTS_MAX];
                 struct json_object *j = json_object_new_object();
 
-                if (!j)
+                if (!j) {
+                        json_object_put(ev);
                         return NULL;
+                }
                 json_object_object_add(j, "at", json_object_new_double(e->at));
                 json_object_object_add(j, "device", str_or_null(e->device));
                 json_object_object_add(j, "event", str_or_null(e->what));

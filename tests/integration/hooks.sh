@@ -5,8 +5,9 @@
 # logged and shown by status; a hook past hook-timeout has its process group killed while the
 # daemon answers; it holds no descriptor of the daemon, in a process group of its own; a clean
 # stop cuts a long hook short within a bound and runs it again after the start;
-# hook-max-running=1 runs two one after the other, none lost; and a hook the daemon did not get
-# to run (SIGKILLed first) runs after the next start. The examples of doc/hooks/ pass sh -n and
+# hook-max-running=1 runs two one after the other, none lost; a job forgotten while its hook
+# waits in the queue does not get it; and a hook the daemon did not get to run (SIGKILLed first)
+# runs after the next start. The examples of doc/hooks/ pass sh -n and
 # shellcheck; dispatch.sh and spin-down.sh are run.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 
@@ -205,6 +206,28 @@ for i in $ids; do wait_hook "$i" exited; done
 awk '{ if ($1 == "start") { if (open) bad = 1; open = 1 } else open = 0 } END { exit bad }' "$OUT/serial" ||
         fail "hooks overlapped: $(cat "$OUT/serial")"
 stop_daemon || fail "daemon exit status $?"
+
+# ---- a job forgotten while its hook waits in the queue does not get it (wiped(8) HOOKS) ----
+rm -f "$OUT/ran" "$OUT/sleeper"
+rmdir "$OUT/first" 2>/dev/null
+hook="mkdir $OUT/first 2>/dev/null && { echo \$\$ > $OUT/sleeper; while [ ! -e $OUT/go ]; do sleep 0.1; done; }; echo ran \$WIPED_JOB >> $OUT/ran"
+start_daemon --threads 2 --hook-max-running 1 --job-end-hook "$hook"
+id1=$(wipectl --json wipe --yes --verify none "$a" | jq -r '.jobs[0].id') || fail "wipe $a"
+wait_until 30 "the first hook started" test -s "$OUT/sleeper"
+register_pid "$(cat "$OUT/sleeper")"
+id2=$(wipectl --json wipe --yes --verify none "$b" | jq -r '.jobs[0].id') || fail "wipe $b"
+wait_hook "$id2" pending
+wipectl forget "$id2" > /dev/null || fail "forget $id2"
+touch "$OUT/go"
+wait_hook "$id1" exited
+# The runner would have started the queued one right after the first: give it a start's time.
+id3=$(wipectl --json wipe --yes --verify none "$a" | jq -r '.jobs[0].id') || fail "wipe $a"
+wait_hook "$id3" exited
+grep -qx "ran $id2" "$OUT/ran" && fail "the hook of job $id2 ran after the job was forgotten"
+grep -qx "ran $id3" "$OUT/ran" || fail "job $id3: its hook did not run"
+stop_daemon || fail "daemon exit status $?"
+rm -f "$OUT/go" "$OUT/ran" "$OUT/sleeper"
+rmdir "$OUT/first"
 
 # ---- killed before its hook ran: it runs after the next start ----
 rm -f "$OUT/ran"
