@@ -417,11 +417,12 @@ int policy_parse(struct policy *p, const char *name, const char *file, const cha
                 if (!set_line[k])
                         set_line[k] = line;
         }
-        /* Never "every disk": a policy names what it takes. */
-        if (!errors && !p->n_match && !p->n_transport && p->rotational < 0 && !p->min_size && !p->max_size &&
-            !p->n_model && !p->n_serial && !p->n_backing) {
-                add_error(err, err_len, &used, file, 0, "no match criterion (match, transport, rotational, min-size, "
-                          "max-size, model, serial, backing-file): a policy never matches every disk");
+        /* Never "every disk": a policy names what it takes. rotational and the sizes only narrow a
+         * choice: alone they would take any md, dm, zram or nbd disk of the right size too. */
+        if (!errors && !p->n_match && !p->n_transport && !p->n_model && !p->n_serial && !p->n_backing) {
+                add_error(err, err_len, &used, file, 0, "no match criterion that names disks (match, transport, "
+                          "model, serial or backing-file; rotational and the sizes only narrow them): a policy "
+                          "never matches every disk");
                 errors++;
         }
         if (!errors && p->max_size && p->min_size > p->max_size) {

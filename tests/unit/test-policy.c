@@ -117,8 +117,12 @@ static void test_errors(void **state) {
         policy_done(&p);
         assert_int_equal(parse(&p, "", err, sizeof(err)), -EINVAL);
         policy_done(&p);
-        assert_int_equal(parse(&p, "min-size = 2T\nmax-size = 1T\n", err, sizeof(err)), -EINVAL);
-        assert_non_null(strstr(err, "bay.conf:2: max-size is below min-size"));
+        /* rotational and the sizes alone name no disk. */
+        assert_int_equal(parse(&p, "rotational = yes\nmin-size = 1T\ncontent = any\n", err, sizeof(err)), -EINVAL);
+        assert_non_null(strstr(err, "bay.conf: no match criterion that names disks"));
+        policy_done(&p);
+        assert_int_equal(parse(&p, "serial = x\nmin-size = 2T\nmax-size = 1T\n", err, sizeof(err)), -EINVAL);
+        assert_non_null(strstr(err, "bay.conf:3: max-size is below min-size"));
         policy_done(&p);
 
         /* A bad name (the file name without .conf). */
