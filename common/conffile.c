@@ -17,6 +17,7 @@
 
 #include "cleanup.h"
 #include "conffile.h"
+#include "strutil.h"
 #include "method.h"
 #include "units.h"
 
@@ -589,22 +590,6 @@ static int line_error(char *err, size_t len, const char *name, unsigned line, co
         return -EINVAL;
 }
 
-static bool is_blank(char ch) {
-        return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\f' || ch == '\v';
-}
-
-/* s without the blanks at either end (in place). */
-static char *strip(char *s) {
-        size_t n;
-
-        while (is_blank(*s))
-                s++;
-        n = strlen(s);
-        while (n > 0 && is_blank(s[n - 1]))
-                s[--n] = '\0';
-        return s;
-}
-
 /* One line (len bytes, no newline) of the file. 0, -EINVAL with the message in err, -ENOMEM. */
 static int parse_line(struct conffile *c, const char *name, unsigned line, const char *text, size_t len,
                       conffile_check_fn check, char *err, size_t err_len) {
@@ -618,15 +603,15 @@ static int parse_line(struct conffile *c, const char *name, unsigned line, const
         copy = strndup(text, len);
         if (!copy)
                 return -ENOMEM;
-        s = strip(copy);
+        s = strip_blanks(copy);
         if (!*s || *s == '#')
                 return 0;
         eq = strchr(s, '=');
         if (!eq)
                 return line_error(err, err_len, name, line, "expected \"key = value\", got \"%.64s\"", s);
         *eq = '\0';
-        key_s = strip(s);
-        value = strip(eq + 1);
+        key_s = strip_blanks(s);
+        value = strip_blanks(eq + 1);
         if (!*key_s)
                 return line_error(err, err_len, name, line, "expected \"key = value\": no key before '='");
         if (conffile_key_from_name(key_s, &key) < 0) {

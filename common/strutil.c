@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,4 +63,19 @@ int parse_devno(const char *s, dev_t *ret) {
                 return -EINVAL;
         *ret = makedev(ma, mi);
         return 0;
+}
+
+static bool is_blank(char ch) {
+        return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\f' || ch == '\v';
+}
+
+char *strip_blanks(char *s) {
+        size_t n;
+
+        while (is_blank(*s))
+                s++;
+        n = strlen(s);
+        while (n > 0 && is_blank(s[n - 1]))
+                s[--n] = '\0';
+        return s;
 }

@@ -11,3 +11,6 @@ void hex_encode(char *out, const uint8_t *in, size_t n);
 int hex_decode(const char *s, uint8_t *out, size_t max, size_t *n);
 /* "MAJOR:MINOR" (decimal, nothing around it) into a device number: 0, or -EINVAL. */
 int parse_devno(const char *s, dev_t *ret);
+/* s without the blanks (space, tab, CR, FF, VT) at either end, in place: the configuration
+ * files' "key = value" lines. */
+char *strip_blanks(char *s);

@@ -145,9 +145,21 @@ static int parse_seconds(const char *s, double max, double *ret) {
         return 0;
 }
 
+/* One of two words: *ret true for on, false for off. 0, or -EINVAL with hint in msg. */
+static int parse_choice(const char *value, const char *on, const char *off, bool *ret, char *msg, size_t len,
+                        const char *hint) {
+        if (strcmp(value, on) != 0 && strcmp(value, off) != 0) {
+                snprintf(msg, len, "%s", hint);
+                return -EINVAL;
+        }
+        *ret = strcmp(value, on) == 0;
+        return 0;
+}
+
 /* Set key k of p to value. 0, -EINVAL with the reason in msg, or -ENOMEM. */
 static int policy_set(struct policy *p, enum policy_key k, const char *value, char *msg, size_t len) {
         enum verify_mode vm;
+        bool b;
         enum keystream_cipher kc;
         char ***list = NULL;
         size_t *count = NULL;
@@ -208,11 +220,9 @@ static int policy_set(struct policy *p, enum policy_key k, const char *value, ch
                 return 0;
         }
         case PK_ROTATIONAL:
-                if (strcmp(value, "yes") != 0 && strcmp(value, "no") != 0) {
-                        snprintf(msg, len, "expected yes or no");
+                if (parse_choice(value, "yes", "no", &b, msg, len, "expected yes or no") < 0)
                         return -EINVAL;
-                }
-                p->rotational = strcmp(value, "yes") == 0;
+                p->rotational = b;
                 return 0;
         case PK_MIN_SIZE:
         case PK_MAX_SIZE:
@@ -223,12 +233,8 @@ static int policy_set(struct policy *p, enum policy_key k, const char *value, ch
                 }
                 return 0;
         case PK_CONTENT:
-                if (strcmp(value, "empty") != 0 && strcmp(value, "any") != 0) {
-                        snprintf(msg, len, "expected empty (no signature at all) or any");
-                        return -EINVAL;
-                }
-                p->content_any = strcmp(value, "any") == 0;
-                return 0;
+                return parse_choice(value, "any", "empty", &p->content_any, msg, len,
+                                    "expected empty (no signature at all) or any");
         case PK_METHOD: {
                 const struct method *m = method_find(value);
 
@@ -271,19 +277,10 @@ static int policy_set(struct policy *p, enum policy_key k, const char *value, ch
                 }
                 return 0;
         case PK_ENABLED:
-                if (strcmp(value, "yes") != 0 && strcmp(value, "no") != 0) {
-                        snprintf(msg, len, "expected yes or no");
-                        return -EINVAL;
-                }
-                p->enabled = strcmp(value, "yes") == 0;
-                return 0;
+                return parse_choice(value, "yes", "no", &p->enabled, msg, len, "expected yes or no");
         case PK_EXISTING:
-                if (strcmp(value, "ignore") != 0 && strcmp(value, "wipe") != 0) {
-                        snprintf(msg, len, "expected ignore (only devices that appear later) or wipe");
-                        return -EINVAL;
-                }
-                p->existing_wipe = strcmp(value, "wipe") == 0;
-                return 0;
+                return parse_choice(value, "wipe", "ignore", &p->existing_wipe, msg, len,
+                                    "expected ignore (only devices that appear later) or wipe");
         case PK_SETTLE:
                 if (parse_seconds(value, POLICY_SETTLE_MAX, &p->settle) < 0) {
                         snprintf(msg, len, "invalid time (seconds, 0..%d)", POLICY_SETTLE_MAX);
@@ -298,21 +295,6 @@ static int policy_set(struct policy *p, enum policy_key k, const char *value, ch
                 return -EINVAL;
         }
         return strv_push(list, count, value);
-}
-
-static bool is_blank(char c) {
-        return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
-}
-
-static char *strip(char *s) {
-        size_t n;
-
-        while (is_blank(*s))
-                s++;
-        n = strlen(s);
-        while (n > 0 && is_blank(s[n - 1]))
-                s[--n] = '\0';
-        return s;
 }
 
 /* Append "FILE:LINE: message" as a line of err. */
@@ -370,7 +352,7 @@ int policy_parse(struct policy *p, const char *name, const char *file, const cha
                 copy = strndup(s - n - (eol ? 1 : 0), n);
                 if (!copy)
                         return -ENOMEM;
-                l = strip(copy);
+                l = strip_blanks(copy);
                 if (!*l || *l == '#')
                         continue;
                 eq = strchr(l, '=');
@@ -380,8 +362,8 @@ int policy_parse(struct policy *p, const char *name, const char *file, const cha
                         continue;
                 }
                 *eq = '\0';
-                key = strip(l);
-                value = strip(eq + 1);
+                key = strip_blanks(l);
+                value = strip_blanks(eq + 1);
                 for (int i = 0; i < _PK_MAX; i++)
                         if (strcmp(key, policy_keys[i]) == 0)
                                 k = i;
