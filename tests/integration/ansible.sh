@@ -117,6 +117,32 @@ play noconfirm.log '{}' && { cat "$TEST_DIR/noconfirm.log" >&2; fail "a play wit
 grep -q "set wiped_confirm: true" "$TEST_DIR/noconfirm.log" || { cat "$TEST_DIR/noconfirm.log" >&2; fail "no confirmation message"; }
 [ "$(jobs_count)" = 0 ] || fail "a play without wiped_confirm started jobs"
 
+# A device that changes between the selection and the submit is not wiped: another drive that
+# takes the node in a hot-swap bay while the play runs differs in its identity. Here a wipectl
+# wrapper grows the loop device (its size is part of the identity) right after the selection's
+# wipectl devices; the play must fail naming it and write nothing.
+e=$(make_loop 16M)
+efile=$(losetup -nO BACK-FILE "$e")
+case $efile in "$TEST_DIR"/*) ;; *) hard_error "$e: backing file '$efile' is not the test's" ;; esac
+dd if=/dev/urandom of="$e" bs=1M count=16 oflag=direct status=none || hard_error "dd $e"
+he=$(devhash "$e")
+cat > "$TEST_DIR/swap-wipectl" <<WRAP
+#!/bin/bash
+"$WIPECTL_BIN" "\$@"
+rc=\$?
+if [[ " \$* " == *" devices "* ]] && [ ! -e "$TEST_DIR/swapped" ]; then
+        touch "$TEST_DIR/swapped"
+        truncate -s 32M "$efile" && losetup -c "$e"
+fi
+exit \$rc
+WRAP
+chmod +x "$TEST_DIR/swap-wipectl"
+play swap.log "$(jq -n --arg e "$e" --arg w "$TEST_DIR/swap-wipectl" '{wiped_confirm: true, wiped_devices: [$e], wiped_wipectl: $w}')" &&
+        { cat "$TEST_DIR/swap.log" >&2; fail "a play whose device changed after the selection succeeded"; }
+[ -e "$TEST_DIR/swapped" ] || { cat "$TEST_DIR/swap.log" >&2; hard_error "the wrapper did not change $e"; }
+grep -q "$e: no longer the device that was selected" "$TEST_DIR/swap.log" || { cat "$TEST_DIR/swap.log" >&2; fail "the change of $e is not named"; }
+[ "$(jobs_count)" = 0 ] && [ "$(head -c 16M "$e" | sha256sum | cut -d' ' -f1)" = "$he" ] || fail "$e, changed after the selection, was written"
+
 # The wipe.
 play wipe.log '{"wiped_confirm": true}' || { cat "$TEST_DIR/wipe.log" >&2; fail "the play failed"; }
 grep -Eq "job [0-9]+ $a: (running|done)" "$TEST_DIR/wipe.log" || { cat "$TEST_DIR/wipe.log" >&2; fail "no progress line"; }
