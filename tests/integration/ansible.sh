@@ -5,7 +5,8 @@
 # play without wiped_confirm, a pattern matching nothing and a mounted device write nothing; a
 # second run wipes nothing again; a run of two hosts in which one job is cancelled fails that host,
 # naming it; --tags reports submits nothing; a job already running is waited for, and cancelled at
-# wiped_timeout; wiped_skip_refused skips the mounted device. The patterns are the exact paths
+# wiped_timeout; wiped_skip_refused skips the mounted device; a device that changed after the
+# selection is not wiped; a report changed on the host fails the play. The patterns are the exact paths
 # losetup printed for the test's own devices.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 
@@ -253,5 +254,16 @@ grep -Eq "ok +localhost $a job [0-9]+ done, report" "$TEST_DIR/skip.log" &&
         grep -Eq "ok +localhost $d job - refused \(skipped\): $d: refusing: .*mounted" "$TEST_DIR/skip.log" ||
         { cat "$TEST_DIR/skip.log" >&2; fail "the summary is not $a done, $d refused and skipped"; }
 mountpoint -q "$TEST_DIR/mnt" || fail "$d was unmounted"
+
+# A report changed on the host after it was signed fails the play: the controller's check finds it.
+job=$(wipectl --json list --all | jq -r --arg a "$a" '[.jobs[] | select(.node == $a and .state == "done")] | last | .job')
+rfile=$(wipectl --json report "$job" | jq -r .report_file) || fail "wipectl report $job"
+case $rfile in "$TEST_DIR"/*) ;; *) hard_error "job $job's report '$rfile' is not in the test's directory" ;; esac
+sed -i 's/"done"/"done "/' "$rfile" || hard_error "sed $rfile"
+rm -rf "$reports"
+play tampered.log "$(jq -n --arg a "$a" '{wiped_confirm: true, wiped_devices: [$a]}')" --tags reports &&
+        { cat "$TEST_DIR/tampered.log" >&2; fail "a play with a tampered report succeeded"; }
+grep -Eq "FAILED localhost $a job $job .*signature (INVALID|no signed report)" "$TEST_DIR/tampered.log" ||
+        { cat "$TEST_DIR/tampered.log" >&2; fail "the summary does not name job $job's tampered report"; }
 
 pass
