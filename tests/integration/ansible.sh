@@ -93,6 +93,15 @@ play config-bad.log "$(echo "$confvars" | jq '. + {wiped_config: {max_rate: "1M"
         { cat "$TEST_DIR/config-bad.log" >&2; fail "a configuration with an unknown key was installed"; }
 grep -q 'max_rate' "$TEST_DIR/config-bad.log" || { cat "$TEST_DIR/config-bad.log" >&2; fail "the failure does not name the bad key"; }
 cmp -s "$conffile" "$TEST_DIR/conf.before" || fail "a configuration that does not check replaced $conffile"
+# A new configuration (e.g. a deny list) is in force before anything is selected or submitted:
+# the reload runs before the wipe's first task, not at the end of the play.
+play config-wipe.log "$(echo "$confvars" | jq --arg a "$a" '. + {wiped_config: {method: "random"}, wiped_devices: [$a]}')" --check ||
+        { cat "$TEST_DIR/config-wipe.log" >&2; fail "the check-mode play of a configuration and a wipe failed"; }
+reload=$(grep -n 'RUNNING HANDLER \[wiped : Reload wiped\]' "$TEST_DIR/config-wipe.log" | head -n 1 | cut -d: -f1)
+select=$(grep -n 'TASK \[wiped : Select the devices' "$TEST_DIR/config-wipe.log" | head -n 1 | cut -d: -f1)
+[ -n "$reload" ] && [ -n "$select" ] && [ "$reload" -lt "$select" ] ||
+        { cat "$TEST_DIR/config-wipe.log" >&2; fail "the daemon is reloaded with the new configuration only after the devices are selected"; }
+cmp -s "$conffile" "$TEST_DIR/conf.before" || fail "--check changed $conffile"
 
 # A pattern that matches nothing fails the host (and writes nothing).
 play nomatch.log '{"wiped_confirm": true, "wiped_devices": ["/dev/disk/by-id/wiped-test-no-such-device"]}' &&
