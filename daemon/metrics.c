@@ -32,6 +32,8 @@
 
 #define METRICS_RENDER_S 1.0            /* the snapshot is never older than this (and a tick) */
 #define METRICS_HTTP_CONNECTIONS 16     /* scrapes served at once; more are refused */
+#define METRICS_HTTP_PER_IP 4           /* of those from one address: one client (a slowloris that
+                                         * trickles bytes) cannot take every slot from Prometheus */
 #define METRICS_HTTP_TIMEOUT_S 10       /* an idle or slow connection is closed after this */
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
@@ -494,6 +496,7 @@ static int metrics_http_start(const char *listen) {
                                          MHD_OPTION_EXTERNAL_LOGGER, metrics_http_log, NULL,
                                          MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &ss,
                                          MHD_OPTION_CONNECTION_LIMIT, (unsigned) METRICS_HTTP_CONNECTIONS,
+                                         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned) METRICS_HTTP_PER_IP,
                                          MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) METRICS_HTTP_TIMEOUT_S,
                                          MHD_OPTION_END);
         if (!metrics.httpd) {

@@ -5,7 +5,8 @@
 # play without wiped_confirm, a pattern matching nothing and a mounted device write nothing; a
 # second run wipes nothing again; a run of two hosts in which one job is cancelled fails that host,
 # naming it; --tags reports submits nothing; a job already running is waited for, and cancelled at
-# wiped_timeout; wiped_skip_refused skips the mounted device. The patterns are the exact paths
+# wiped_timeout; wiped_skip_refused skips the mounted device; a device that changed after the
+# selection is not wiped; a report changed on the host fails the play. The patterns are the exact paths
 # losetup printed for the test's own devices.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 
@@ -92,6 +93,15 @@ play config-bad.log "$(echo "$confvars" | jq '. + {wiped_config: {max_rate: "1M"
         { cat "$TEST_DIR/config-bad.log" >&2; fail "a configuration with an unknown key was installed"; }
 grep -q 'max_rate' "$TEST_DIR/config-bad.log" || { cat "$TEST_DIR/config-bad.log" >&2; fail "the failure does not name the bad key"; }
 cmp -s "$conffile" "$TEST_DIR/conf.before" || fail "a configuration that does not check replaced $conffile"
+# A new configuration (e.g. a deny list) is in force before anything is selected or submitted:
+# the reload runs before the wipe's first task, not at the end of the play.
+play config-wipe.log "$(echo "$confvars" | jq --arg a "$a" '. + {wiped_config: {method: "random"}, wiped_devices: [$a]}')" --check ||
+        { cat "$TEST_DIR/config-wipe.log" >&2; fail "the check-mode play of a configuration and a wipe failed"; }
+reload=$(grep -n 'RUNNING HANDLER \[wiped : Reload wiped\]' "$TEST_DIR/config-wipe.log" | head -n 1 | cut -d: -f1)
+select=$(grep -n 'TASK \[wiped : Select the devices' "$TEST_DIR/config-wipe.log" | head -n 1 | cut -d: -f1)
+[ -n "$reload" ] && [ -n "$select" ] && [ "$reload" -lt "$select" ] ||
+        { cat "$TEST_DIR/config-wipe.log" >&2; fail "the daemon is reloaded with the new configuration only after the devices are selected"; }
+cmp -s "$conffile" "$TEST_DIR/conf.before" || fail "--check changed $conffile"
 
 # A pattern that matches nothing fails the host (and writes nothing).
 play nomatch.log '{"wiped_confirm": true, "wiped_devices": ["/dev/disk/by-id/wiped-test-no-such-device"]}' &&
@@ -116,6 +126,32 @@ grep -q "$a: would wipe with zero" "$TEST_DIR/check.log" || { cat "$TEST_DIR/che
 play noconfirm.log '{}' && { cat "$TEST_DIR/noconfirm.log" >&2; fail "a play without wiped_confirm succeeded"; }
 grep -q "set wiped_confirm: true" "$TEST_DIR/noconfirm.log" || { cat "$TEST_DIR/noconfirm.log" >&2; fail "no confirmation message"; }
 [ "$(jobs_count)" = 0 ] || fail "a play without wiped_confirm started jobs"
+
+# A device that changes between the selection and the submit is not wiped: another drive that
+# takes the node in a hot-swap bay while the play runs differs in its identity. Here a wipectl
+# wrapper grows the loop device (its size is part of the identity) right after the selection's
+# wipectl devices; the play must fail naming it and write nothing.
+e=$(make_loop 16M)
+efile=$(losetup -nO BACK-FILE "$e")
+case $efile in "$TEST_DIR"/*) ;; *) hard_error "$e: backing file '$efile' is not the test's" ;; esac
+dd if=/dev/urandom of="$e" bs=1M count=16 oflag=direct status=none || hard_error "dd $e"
+he=$(devhash "$e")
+cat > "$TEST_DIR/swap-wipectl" <<WRAP
+#!/bin/bash
+"$WIPECTL_BIN" "\$@"
+rc=\$?
+if [[ " \$* " == *" devices "* ]] && [ ! -e "$TEST_DIR/swapped" ]; then
+        touch "$TEST_DIR/swapped"
+        truncate -s 32M "$efile" && losetup -c "$e"
+fi
+exit \$rc
+WRAP
+chmod +x "$TEST_DIR/swap-wipectl"
+play swap.log "$(jq -n --arg e "$e" --arg w "$TEST_DIR/swap-wipectl" '{wiped_confirm: true, wiped_devices: [$e], wiped_wipectl: $w}')" &&
+        { cat "$TEST_DIR/swap.log" >&2; fail "a play whose device changed after the selection succeeded"; }
+[ -e "$TEST_DIR/swapped" ] || { cat "$TEST_DIR/swap.log" >&2; hard_error "the wrapper did not change $e"; }
+grep -q "$e: no longer the device that was selected" "$TEST_DIR/swap.log" || { cat "$TEST_DIR/swap.log" >&2; fail "the change of $e is not named"; }
+[ "$(jobs_count)" = 0 ] && [ "$(head -c 16M "$e" | sha256sum | cut -d' ' -f1)" = "$he" ] || fail "$e, changed after the selection, was written"
 
 # The wipe.
 play wipe.log '{"wiped_confirm": true}' || { cat "$TEST_DIR/wipe.log" >&2; fail "the play failed"; }
@@ -227,5 +263,16 @@ grep -Eq "ok +localhost $a job [0-9]+ done, report" "$TEST_DIR/skip.log" &&
         grep -Eq "ok +localhost $d job - refused \(skipped\): $d: refusing: .*mounted" "$TEST_DIR/skip.log" ||
         { cat "$TEST_DIR/skip.log" >&2; fail "the summary is not $a done, $d refused and skipped"; }
 mountpoint -q "$TEST_DIR/mnt" || fail "$d was unmounted"
+
+# A report changed on the host after it was signed fails the play: the controller's check finds it.
+job=$(wipectl --json list --all | jq -r --arg a "$a" '[.jobs[] | select(.node == $a and .state == "done")] | last | .job')
+rfile=$(wipectl --json report "$job" | jq -r .report_file) || fail "wipectl report $job"
+case $rfile in "$TEST_DIR"/*) ;; *) hard_error "job $job's report '$rfile' is not in the test's directory" ;; esac
+sed -i 's/"done"/"done "/' "$rfile" || hard_error "sed $rfile"
+rm -rf "$reports"
+play tampered.log "$(jq -n --arg a "$a" '{wiped_confirm: true, wiped_devices: [$a]}')" --tags reports &&
+        { cat "$TEST_DIR/tampered.log" >&2; fail "a play with a tampered report succeeded"; }
+grep -Eq "FAILED localhost $a job $job .*signature (INVALID|no signed report)" "$TEST_DIR/tampered.log" ||
+        { cat "$TEST_DIR/tampered.log" >&2; fail "the summary does not name job $job's tampered report"; }
 
 pass

@@ -4,7 +4,8 @@
 # node_exporter reading that file, every second. While a rate-limited wipe runs, Prometheus's
 # HTTP API must show its bytes done rising by both ways, its state going running -> done, a
 # cancelled job and a failed one (a write error: ENOSPC under a full tmpfs) in the state metric.
-# The endpoint answers 404 elsewhere and 405 to another method; its text passes promtool check
+# The endpoint answers 404 elsewhere and 405 to another method; one client holding many slow
+# connections does not keep another from scraping; its text passes promtool check
 # metrics. The shipped alerting rules pass promtool check rules and their unit tests, and every
 # wiped_ metric that they and the Grafana dashboard use is one the daemon exports; every
 # expression of the dashboard is a query Prometheus accepts.
@@ -225,6 +226,39 @@ grep -qx 'wiped_jobs{state="done"} 1' "$TEST_DIR/scrape" || fail "wiped_jobs los
 grep -qx 'wiped_jobs{state="failed"} 1' "$TEST_DIR/scrape" || fail "wiped_jobs lost the failed job"
 "$PROMTOOL" check metrics < "$TEST_DIR/scrape" > "$TEST_DIR/promtool.out" 2>&1 ||
         fail "promtool check metrics without jobs: $(cat "$TEST_DIR/promtool.out")"
+
+# Hostile clients cost the daemon nothing and cannot keep a scrape out: 20 connections from
+# 127.0.0.1 that trickle a header byte by byte (a slowloris) leave a slot for a scraper on
+# 127.0.0.2; a 64 MB POST body gets 405 and a 200 kB header 431; the socket still answers.
+python3 - "$P_WIPED" "$TEST_DIR/slow.ready" <<'PY' &
+import socket, sys, time
+held = []
+for _ in range(20):
+    s = socket.socket()
+    s.connect(("127.0.0.1", int(sys.argv[1])))
+    s.send(b"GET /metrics HTTP/1.1\r\n")
+    held.append(s)
+open(sys.argv[2], "w").close()
+for _ in range(300):
+    for s in held:
+        try:
+            s.send(b"X")
+        except OSError:
+            pass
+    time.sleep(1)
+PY
+slow=$!
+register_pid "$slow"
+wait_until 30 "the slow clients connected" test -e "$TEST_DIR/slow.ready"
+code=$(curl --interface 127.0.0.2 -s -m 30 -o /dev/null -w '%{http_code}' "$WIPED_URL")
+[ "$code" = 200 ] || fail "a scrape from 127.0.0.2 while 127.0.0.1 holds 20 slow connections: HTTP $code"
+wipectl list > /dev/null || fail "the socket does not answer while slow HTTP clients are connected"
+stop_pid "$slow"
+code=$(head -c 64M /dev/zero | curl -s -m 60 -o /dev/null -w '%{http_code}' -X POST --data-binary @- "$WIPED_URL")
+[ "$code" = 405 ] || fail "a 64 MB POST: HTTP $code"
+{ printf 'X-Big: '; head -c 200000 /dev/zero | tr '\0' a; echo; } > "$TEST_DIR/bighead"
+code=$(curl -s -m 30 -o /dev/null -w '%{http_code}' -H @"$TEST_DIR/bighead" "$WIPED_URL")
+[ "$code" = 431 ] || fail "a 200 kB header: HTTP $code"
 
 # A clean stop leaves the textfile, with wiped_up 0; node_exporter goes on exporting it.
 stop_daemon || fail "daemon exit status $?"

@@ -23,6 +23,14 @@ options:
   wipectl: {type: str, default: wipectl}
   socket: {type: str}
   rewipe: {type: bool, default: false}
+  expect:
+    description:
+      - The I(submit) list of an earlier run. The devices are selected again and the module fails
+        unless each of them is still to be submitted and has the identity it had then (size,
+        serial, model, backing file): run it right before the submit, so that a drive that took a
+        selected node in the meantime (a hot-swap bay) is never wiped.
+    type: list
+    elements: dict
 """
 
 import fnmatch
@@ -75,6 +83,7 @@ def main():
         wipectl=dict(type="str", default="wipectl"),
         socket=dict(type="str"),
         rewipe=dict(type="bool", default=False),
+        expect=dict(type="list", elements="dict"),
     ), supports_check_mode=True)
     patterns = [p for p in module.params["patterns"] if p]
     if len(patterns) != len(module.params["patterns"]):
@@ -143,7 +152,28 @@ def main():
         else:
             result["submit"].append(c)
     result["unmatched_patterns"] = [p for p in patterns if p not in used]
+    if module.params["expect"] is not None:
+        check_expected(module, module.params["expect"], result["submit"])
     module.exit_json(**result)
+
+
+IDENTITY = ("size_bytes", "serial", "model", "backing_file")
+
+
+def check_expected(module, expect, submit):
+    # Every device selected earlier must still be one to submit, and the same device.
+    now = {c["node"]: c for c in submit}
+    changed = []
+    for e in expect:
+        c = now.get(e.get("node"))
+        if c is None:
+            changed.append("%s: no longer the device that was selected: not one to wipe now" % e.get("node"))
+            continue
+        diff = ["%s %r, was %r" % (k, c.get(k), e.get(k)) for k in IDENTITY if c.get(k) != e.get(k)]
+        if diff:
+            changed.append("%s: no longer the device that was selected: %s" % (e["node"], ", ".join(diff)))
+    if changed:
+        module.fail_json(msg="refusing to wipe: " + "; ".join(changed) + "; nothing was submitted")
 
 
 if __name__ == "__main__":
