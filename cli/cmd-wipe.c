@@ -33,6 +33,7 @@ struct cmd_wipe_settings {
         unsigned queue_depth;           /* --queue-depth, 0: the daemon's default */
         uint64_t io_size;               /* --io-size, 0: the daemon's buffer size */
         bool dry_run;                   /* --dry-run: every check and the plan, nothing written */
+        const char *expect;             /* --expect FILE: a probe --json whose identities must still hold */
 };
 
 /* Print the method, its passes and the verification on stderr for the confirmation:
@@ -255,7 +256,7 @@ static int cmd_wipe_ids(const struct client *c, struct json_object *reply, int64
 static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv, struct cmd_wipe_settings *w,
                             bool *yes, bool *no_wait) {
         enum { ARG_CIPHER = 0x100, ARG_NO_WAIT, ARG_METHOD, ARG_PASSES, ARG_VERIFY, ARG_SEED, ARG_RATE, ARG_QD,
-               ARG_IO_SIZE, ARG_MAX_BAD };
+               ARG_IO_SIZE, ARG_MAX_BAD, ARG_EXPECT };
         enum verify_mode mode;
         static const struct option options[] = {
                 { "cipher", required_argument, NULL, ARG_CIPHER },
@@ -270,6 +271,7 @@ static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv,
                 { "yes", no_argument, NULL, 'y' },
                 { "dry-run", no_argument, NULL, 'n' },
                 { "no-wait", no_argument, NULL, ARG_NO_WAIT },
+                { "expect", required_argument, NULL, ARG_EXPECT },
                 WATCH_LONG_OPTIONS,
                 { "help", no_argument, NULL, 'h' },
                 {}
@@ -349,11 +351,16 @@ static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv,
                 case ARG_NO_WAIT:
                         *no_wait = true;
                         break;
+                case ARG_EXPECT:
+                        w->expect = optarg;
+                        break;
                 default:
                         return cmd_option_other(self, argv, opt);
                 }
         if (w->method && w->passes)
                 return cmd_usage_error(self, "--method and --passes exclude each other");
+        if (w->expect && !*yes && !w->dry_run)
+                return cmd_usage_error(self, "--expect needs --yes (the identities in the file are the confirmation)");
         /* The seed chooses the samples; the other modes read every byte. */
         if (w->seed_set && w->verify && (verify_mode_parse(w->verify, &mode, NULL) < 0 || mode != VERIFY_SAMPLE))
                 return cmd_usage_error(self, "--seed applies to --verify sample only");
@@ -433,8 +440,8 @@ static void cmd_wipe_plan_text(struct json_object *plan) {
 /* wipe --dry-run: the submit with "dry_run", its plans printed; no confirmation (nothing is
  * written). A refusal is reported and exits as the real submit's. */
 static int cmd_wipe_dry_run(const struct wipectl_options *opts, const struct cmd_wipe_settings *w, char **devices,
-                            size_t n) {
-        _cleanup_json_ struct json_object *request = cmd_wipe_request(devices, n, w, NULL), *reply = NULL,
+                            size_t n, struct json_object *expect) {
+        _cleanup_json_ struct json_object *request = cmd_wipe_request(devices, n, w, expect), *reply = NULL,
                                           *result = NULL;
         struct json_object *plans = NULL;
         struct client c = CLIENT_INIT;
@@ -462,6 +469,43 @@ static int cmd_wipe_dry_run(const struct wipectl_options *opts, const struct cmd
         return output_flush();
 }
 
+/* wipe --expect FILE: the output of `wipectl --json probe` for exactly these devices, in this
+ * order, made earlier (by a script that chose them): each device is submitted with the identity
+ * shown there, so that the daemon refuses one that is no longer that device (another drive in
+ * the bay, another size), as after a confirmation. 0 with *ret as cmd_wipe_confirm() makes it,
+ * or an exit status. */
+static int cmd_wipe_expect(const char *file, char **devices, size_t n, struct json_object **ret) {
+        _cleanup_json_ struct json_object *o = json_object_from_file(file);
+        struct json_object *list = NULL;
+
+        if (!o || !json_object_object_get_ex(o, "devices", &list) || !json_object_is_type(list, json_type_array)) {
+                wipectl_error("wipe: --expect %s: not the output of wipectl --json probe", file);
+                return WIPECTL_EXIT_USAGE;
+        }
+        if (json_object_array_length(list) != n) {
+                wipectl_error("wipe: --expect %s: %zu devices, not the %zu given", file,
+                              json_object_array_length(list), n);
+                return WIPECTL_EXIT_USAGE;
+        }
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *d = json_object_array_get_idx(list, i), *id = NULL, *path = NULL;
+
+                if (!json_object_object_get_ex(d, "identity", &id) || !json_object_is_type(id, json_type_object)) {
+                        wipectl_error("wipe: --expect %s: device %zu has no identity", file, i + 1);
+                        return WIPECTL_EXIT_USAGE;
+                }
+                /* The same operand, as probe got it: the identities go by position. */
+                if (!json_object_object_get_ex(d, "path", &path) ||
+                    strcmp(json_object_get_string(path), devices[i]) != 0) {
+                        wipectl_error("wipe: --expect %s: device %zu is %s, not %s", file, i + 1,
+                                      path ? json_object_get_string(path) : "unnamed", devices[i]);
+                        return WIPECTL_EXIT_USAGE;
+                }
+        }
+        *ret = TAKE_PTR(o);
+        return WIPECTL_EXIT_OK;
+}
+
 static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc, char **argv) {
         _cleanup_json_ struct json_object *request = NULL, *reply = NULL, *confirmed = NULL;
         _cleanup_free_ int64_t *ids = NULL;
@@ -481,9 +525,14 @@ static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_opti
         if (r >= 0)
                 return r;
 
+        if (w.expect) {
+                r = cmd_wipe_expect(w.expect, devices, ndevices, &confirmed);
+                if (r != WIPECTL_EXIT_OK)
+                        return r;
+        }
         /* A dry run writes nothing: nothing to confirm. */
         if (w.dry_run)
-                return cmd_wipe_dry_run(opts, &w, devices, ndevices);
+                return cmd_wipe_dry_run(opts, &w, devices, ndevices, confirmed);
         if (!yes && !isatty(STDIN_FILENO)) {
                 wipectl_error("wipe: standard input is not a terminal: refusing to wipe without --yes");
                 return WIPECTL_EXIT_USAGE;
@@ -532,6 +581,8 @@ const struct cmd_entry cmd_wipe_entry = {
                 "  --max-bad SIZE       bad sectors skipped before the job fails (default: the daemon's, 16M;\n"
                 "                       0: fail at the first)\n"
                 "  -y, --yes            do not ask for confirmation (required when stdin is not a terminal)\n"
+                "  --expect FILE        with --yes or --dry-run: each device goes with its identity in FILE (the\n"
+                "                       output of wipectl --json probe for the same devices): refused if it changed\n"
                 "  -n, --dry-run        check and plan everything, print the plan and an estimate, write nothing\n"
                 "  --no-wait            print the job ids and return at once\n" WATCH_OPTIONS_HELP,
         .exec = cmd_wipe_exec,

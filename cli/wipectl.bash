@@ -148,8 +148,8 @@ _wipectl() {
         # its other arguments are.
         case $cmd in
         wipe)
-                opts="--method --passes --verify --seed --cipher --max-rate --queue-depth --io-size --max-bad --yes --no-wait --help"
-                args_opts="--method --passes --verify --seed --cipher --max-rate --queue-depth --io-size --max-bad"
+                opts="--method --passes --verify --seed --cipher --max-rate --queue-depth --io-size --max-bad --yes --expect --dry-run --no-wait --help"
+                args_opts="--method --passes --verify --seed --cipher --max-rate --queue-depth --io-size --max-bad --expect"
                 positional=devices
                 ;;
         probe)
@@ -227,7 +227,7 @@ _wipectl() {
         # The value of an option.
         if [ -n "$prev" ] && [[ " $args_opts " == *" $prev "* ]]; then
                 case $prev in
-                --check | --key)
+                --check | --key | --expect)
                         compopt -o filenames 2>/dev/null
                         COMPREPLY=($(compgen -f -- "$cur"))
                         ;;

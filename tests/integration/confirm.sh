@@ -254,6 +254,28 @@ done
 stop_pid "$flipper"
 note "link flipping: $refused refused, $wiped wiped the device shown"
 
+# A script's confirmation: wipe --yes --expect FILE, FILE a probe --json made when the device was
+# chosen (contrib/ansible does so). A device that changed since is refused, nothing written.
+E=$(make_loop $SIZE)
+wipectl --json probe "$E" > "$TEST_DIR/e.json" || fail "probe --json $E exited $?"
+wipectl wipe --expect "$TEST_DIR/e.json" "$E" > /dev/null 2>&1
+[ $? = 2 ] || fail "--expect without --yes is not a usage error"
+wipectl wipe --yes --expect "$TEST_DIR/e.json" "$E" "$A" > /dev/null 2>&1
+[ $? = 2 ] || fail "--expect with one identity for two devices is not a usage error"
+efile=$(losetup -nO BACK-FILE "$E" | sed 's/ *$//')
+truncate -s $((2 * SIZE)) "$efile" && losetup -c "$E" || hard_error "cannot grow $E"
+sumE=$(dev_sha256 "$E")
+out=$(wipectl wipe --yes --no-wait --method zero --expect "$TEST_DIR/e.json" "$E" 2>&1)
+rc=$?
+[ $rc = 5 ] || fail "a device grown since its probe: wipe --expect exited $rc: $out"
+echo "$out" | grep -q "size" || fail "the refusal does not name what changed: $out"
+[ "$(dev_sha256 "$E")" = "$sumE" ] || fail "$E was written although it changed since the probe"
+wipectl --json probe "$E" > "$TEST_DIR/e.json" || fail "probe --json $E exited $?"
+id=$(wipectl --json wipe --yes --no-wait --method zero --expect "$TEST_DIR/e.json" "$E" | jq -r ".jobs[0].id")
+[ -n "$id" ] && [ "$id" != null ] || fail "wipe --expect of $E as probed made no job"
+[ "$(wait_job "$id" 60)" = done ] || fail "job $id: $(job_field "$id" state)"
+cmp -n $((2 * SIZE)) "$E" /dev/zero || fail "$E: not zero after job $id"
+
 daemon_alive || fail "daemon died"
 stop_daemon || fail "daemon exit status $?"
 pass

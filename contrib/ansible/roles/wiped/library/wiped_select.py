@@ -84,6 +84,7 @@ def main():
         socket=dict(type="str"),
         rewipe=dict(type="bool", default=False),
         expect=dict(type="list", elements="dict"),
+        probe_file=dict(type="path"),
     ), supports_check_mode=True)
     patterns = [p for p in module.params["patterns"] if p]
     if len(patterns) != len(module.params["patterns"]):
@@ -154,6 +155,8 @@ def main():
     result["unmatched_patterns"] = [p for p in patterns if p not in used]
     if module.params["expect"] is not None:
         check_expected(module, module.params["expect"], result["submit"])
+        if module.params["probe_file"]:
+            write_probe(module, wipectl, module.params["expect"], module.params["probe_file"])
     module.exit_json(**result)
 
 
@@ -174,6 +177,29 @@ def check_expected(module, expect, submit):
             changed.append("%s: no longer the device that was selected: %s" % (e["node"], ", ".join(diff)))
     if changed:
         module.fail_json(msg="refusing to wipe: " + "; ".join(changed) + "; nothing was submitted")
+
+
+def write_probe(module, wipectl, expect, path):
+    # The identities the daemon sees now, checked once more, into the file that
+    # `wipectl wipe --yes --expect FILE` submits with: the daemon then refuses a device that is
+    # no longer this one when the submit reaches it (no window left between check and write).
+    nodes = [e["node"] for e in expect]
+    probe = wipectl("probe", *nodes)
+    devs = probe.get("devices") or []
+    if len(devs) != len(nodes):
+        module.fail_json(msg="refusing to wipe: wipectl probe answered for %d devices, not %d; nothing was submitted"
+                             % (len(devs), len(nodes)))
+    changed = []
+    for e, d in zip(expect, devs):
+        ident = dict(d.get("identity") or {})
+        ident["backing_file"] = (ident.get("loop") or {}).get("backing_file")
+        diff = ["%s %r, was %r" % (k, ident.get(k), e.get(k)) for k in IDENTITY if ident.get(k) != e.get(k)]
+        if d.get("path") != e["node"] or diff:
+            changed.append("%s: no longer the device that was selected: %s" % (e["node"], ", ".join(diff) or "another path"))
+    if changed:
+        module.fail_json(msg="refusing to wipe: " + "; ".join(changed) + "; nothing was submitted")
+    with open(path, "w") as f:
+        json.dump(probe, f)
 
 
 if __name__ == "__main__":
