@@ -17,8 +17,8 @@
 
 #include "cleanup.h"
 #include "conffile.h"
-#include "strutil.h"
 #include "method.h"
+#include "strutil.h"
 #include "units.h"
 
 /* How a key's value is written, checked and stored. */
@@ -457,26 +457,6 @@ static int set_string(char **dst, const char *s) {
                 return -ENOMEM;
         free(*dst);
         *dst = copy;
-        return 0;
-}
-
-static void strv_free(char **v) {
-        for (size_t i = 0; v && v[i]; i++)
-                free(v[i]);
-        free(v);
-}
-
-/* Append a copy of s to the NULL-terminated list *v of *n entries. 0 or -ENOMEM. */
-static int strv_append(char ***v, size_t *n, const char *s) {
-        char **nv = realloc(*v, (*n + 2) * sizeof(*nv));
-
-        if (!nv)
-                return -ENOMEM;
-        *v = nv;
-        nv[*n] = strdup(s);
-        if (!nv[*n])
-                return -ENOMEM;
-        nv[++*n] = NULL;
         return 0;
 }
 

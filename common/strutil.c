@@ -79,3 +79,22 @@ char *strip_blanks(char *s) {
                 s[--n] = '\0';
         return s;
 }
+
+void strv_free(char **v) {
+        for (size_t i = 0; v && v[i]; i++)
+                free(v[i]);
+        free(v);
+}
+
+int strv_append(char ***v, size_t *n, const char *s) {
+        char **nv = realloc(*v, (*n + 2) * sizeof(*nv));
+
+        if (!nv)
+                return -ENOMEM;
+        *v = nv;
+        nv[*n] = strdup(s);
+        if (!nv[*n])
+                return -ENOMEM;
+        nv[++*n] = NULL;
+        return 0;
+}

@@ -14,3 +14,7 @@ int parse_devno(const char *s, dev_t *ret);
 /* s without the blanks (space, tab, CR, FF, VT) at either end, in place: the configuration
  * files' "key = value" lines. */
 char *strip_blanks(char *s);
+/* Free a NULL-terminated list of strings and the strings (NULL: nothing). */
+void strv_free(char **v);
+/* Append a copy of s to the NULL-terminated list *v of *n entries. 0 or -ENOMEM. */
+int strv_append(char ***v, size_t *n, const char *s);

@@ -168,19 +168,26 @@ static int config_begin(const char *path, struct conffile *cmdline) {
         return 0;
 }
 
-int config_load(const char *path, struct conffile *cmdline) {
+/* config_begin(), then build the settings (problems to errs, or the log when NULL) and put them
+ * in effect; *found: the file exists. 0 or -errno. */
+static int config_enter(const char *path, struct conffile *cmdline, FILE *errs, bool *found) {
         struct conffile next;
-        bool found;
         int r;
 
         r = config_begin(path, cmdline);
         if (r < 0)
                 return r;
-        r = config_build(&next, &found, NULL);
+        r = config_build(&next, found, errs);
         if (r >= 0)
-                config_install(&next, found);
+                config_install(&next, *found);
         conffile_done(&next);
         return r;
+}
+
+int config_load(const char *path, struct conffile *cmdline) {
+        bool found;
+
+        return config_enter(path, cmdline, NULL, &found);
 }
 
 /* The value of key k of c as a line of the file; a key not set and without a default as a
@@ -216,21 +223,15 @@ static void config_print_key(FILE *out, const struct conffile *c, enum conffile_
 }
 
 int config_test(const char *path, struct conffile *cmdline) {
-        struct conffile next;
         bool found;
         int r;
 
-        r = config_begin(path, cmdline);
-        if (r < 0)
-                return r;
-        r = config_build(&next, &found, stderr);
+        r = config_enter(path, cmdline, stderr, &found);
         if (r < 0) {
-                conffile_done(&next);
-                fprintf(stderr, "%s: configuration NOT OK\n", config.path);
+                if (config.path)        /* NULL: config_begin() ran out of memory */
+                        fprintf(stderr, "%s: configuration NOT OK\n", config.path);
                 return r;
         }
-        config_install(&next, found);
-        conffile_done(&next);
         printf("# The settings in effect: %s%s, the command line over it, the defaults under both.\n",
                config.path, found ? "" : " (missing)");
         for (unsigned k = 0; k < _CONFFILE_KEY_MAX; k++)

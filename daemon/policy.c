@@ -90,25 +90,6 @@ bool policy_name_valid(const char *name) {
         return strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.@") == n;
 }
 
-static void strv_free(char **v) {
-        for (size_t i = 0; v && v[i]; i++)
-                free(v[i]);
-        free(v);
-}
-
-static int strv_push(char ***v, size_t *n, const char *s) {
-        char **nv = realloc(*v, (*n + 2) * sizeof(**v));
-
-        if (!nv)
-                return -ENOMEM;
-        *v = nv;
-        nv[*n] = strdup(s);
-        if (!nv[*n])
-                return -ENOMEM;
-        nv[++*n] = NULL;
-        return 0;
-}
-
 void policy_done(struct policy *p) {
         if (!p)
                 return;
@@ -210,7 +191,7 @@ static int policy_set(struct policy *p, enum policy_key k, const char *value, ch
                                 snprintf(msg, len, "more than %d match values", POLICY_PATTERNS_MAX);
                                 return -EINVAL;
                         }
-                        if (strv_push(&p->transport, &p->n_transport, t) < 0)
+                        if (strv_append(&p->transport, &p->n_transport, t) < 0)
                                 return -ENOMEM;
                 }
                 if (!p->n_transport) {
@@ -294,7 +275,7 @@ static int policy_set(struct policy *p, enum policy_key k, const char *value, ch
                 snprintf(msg, len, "more than %d match values", POLICY_PATTERNS_MAX);
                 return -EINVAL;
         }
-        return strv_push(list, count, value);
+        return strv_append(list, count, value);
 }
 
 /* Append "FILE:LINE: message" as a line of err. */

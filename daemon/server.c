@@ -27,6 +27,7 @@
 #include "daemon.h"
 #include "daemon-config.h"
 #include "protocol.h"
+#include "strutil.h"
 #include "units.h"
 
 struct conn {
@@ -507,12 +508,6 @@ static int listener_create(const char *path, bool read_only) {
                 return -e;
         }
         return TAKE_FD(fd);
-}
-
-static void strv_free(char **v) {
-        for (size_t i = 0; v && v[i]; i++)
-                free(v[i]);
-        free(v);
 }
 
 /* Take over the n sockets systemd passed: the one named "status" (FileDescriptorName=) is the
