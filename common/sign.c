@@ -319,9 +319,10 @@ int report_sign(struct json_object *report, EVP_PKEY *key) {
         return 0;
 }
 
-char *report_render(struct json_object *report, size_t *len) {
+/* A report's text with flags and a final newline. */
+static char *report_render_flags(struct json_object *report, int flags, size_t *len) {
         size_t n = 0;
-        const char *s = json_object_to_json_string_length(report, SIGN_RENDER_FLAGS, &n);
+        const char *s = json_object_to_json_string_length(report, flags, &n);
         char *text;
 
         if (!s)
@@ -335,6 +336,14 @@ char *report_render(struct json_object *report, size_t *len) {
         if (len)
                 *len = n + 1;
         return text;
+}
+
+char *report_render(struct json_object *report, size_t *len) {
+        return report_render_flags(report, SIGN_RENDER_FLAGS, len);
+}
+
+char *report_render_line(struct json_object *report, size_t *len) {
+        return report_render_flags(report, SIGN_CANONICAL_FLAGS, len);
 }
 
 static int check_error(char *err, size_t len, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -503,6 +512,13 @@ static int check_object(struct json_object *report, const char *text, size_t len
         rendered = report_render(report, &rendered_len);
         if (!rendered)
                 return check_error(err, err_len, -ENOMEM, "out of memory");
+        /* Or the one line of an export, as exactly. */
+        if (rendered_len != len || memcmp(rendered, text, len) != 0) {
+                free(rendered);
+                rendered = report_render_line(report, &rendered_len);
+                if (!rendered)
+                        return check_error(err, err_len, -ENOMEM, "out of memory");
+        }
         if (rendered_len != len || memcmp(rendered, text, len) != 0)
                 return check_error(err, err_len, -EKEYREJECTED,
                                    "the signature is valid but the file is not in the form the daemon wrote "

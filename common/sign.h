@@ -49,6 +49,10 @@ int report_sign(struct json_object *report, EVP_PKEY *key);
  * (PRETTY | SPACED | NOSLASHESCAPE) and a final "\n". A malloc'd string of *len bytes (len may be
  * NULL) plus '\0', or NULL on ENOMEM. */
 char *report_render(struct json_object *report, size_t *len);
+/* The one-line form of a report (a line of "wipectl report --all", JSON lines): the whole object,
+ * "signature" included, as its canonical text is written, and a final "\n". Also checks. A
+ * malloc'd string as report_render()'s. */
+char *report_render_line(struct json_object *report, size_t *len);
 /* Read a report file from fd (a file, a pipe) to its end. 0 with *ret owning len bytes plus a
  * '\0' (free()); -EFBIG when it holds more than REPORT_FILE_MAX bytes; -ENOMEM or -errno of read. */
 int report_read_fd(int fd, char **ret, size_t *len);
@@ -66,7 +70,7 @@ struct report_check {
 
 /* Check len bytes of text as a signed report file: one JSON object and its final newline, whose
  * "signature" verifies over the canonical text of the object without it, and which is exactly
- * report_render() of the object it parses to; signed by want_pub when that is not NULL.
+ * report_render() (or report_render_line()) of the object it parses to; signed by want_pub when that is not NULL.
  * Returns 0 when valid; -EBADMSG when text is not a signed report (not JSON, not an object, no or
  * a malformed "signature", another algorithm); -EKEYREJECTED when the signature does not verify
  * or the bytes are not those the daemon wrote; -ENOKEY when it is valid but signed by another key

@@ -325,6 +325,53 @@ static void test_sign_check(void **state) {
         EVP_PKEY_free(key2);
 }
 
+/* The one-line form of an export checks as the file does; anything between the two, or a line
+ * with a byte changed, does not. */
+static void test_line_form(void **state) {
+        uint8_t pub[SIGN_PUB_SIZE];
+        EVP_PKEY *key = new_key(pub);
+        struct json_object *report = make_report();
+        char *line, *text;
+        size_t len = 0, tlen = 0;
+
+        (void) state;
+        assert_int_equal(report_sign(report, key), 0);
+        line = report_render_line(report, &len);
+        text = report_render(report, &tlen);
+        assert_non_null(line);
+        assert_int_equal(strlen(line), len);
+        assert_int_equal(line[len - 1], '\n');
+        assert_null(memchr(line, '\n', len - 1));
+        assert_int_equal(check(line, len, pub), 0);
+        assert_int_equal(check(text, tlen, pub), 0);
+        /* Without its newline, with two, with a space added after a colon: not the daemon's bytes. */
+        assert_int_equal(check(line, len - 1, pub), -EKEYREJECTED);
+        line[len - 1] = ' ';
+        assert_int_equal(check(line, len, pub), -EKEYREJECTED);
+        line[len - 1] = '\n';
+        {
+                char *spaced = NULL;
+                const char *colon = strchr(line, ':');
+
+                assert_non_null(colon);
+                assert_true(asprintf(&spaced, "%.*s %s", (int) (colon - line + 1), line, colon + 1) > 0);
+                assert_int_equal(check(spaced, len + 1, pub), -EKEYREJECTED);
+                free(spaced);
+        }
+        /* A changed value: the signature fails. */
+        {
+                char *p = strstr(line, "\"done\"");
+
+                assert_non_null(p);
+                p[1] = 'D';
+                assert_int_equal(check(line, len, pub), -EKEYREJECTED);
+        }
+        free(line);
+        free(text);
+        json_object_put(report);
+        EVP_PKEY_free(key);
+}
+
 /* Every byte changed, one at a time, in two ways; cut short; added to. */
 static void test_tamper(void **state) {
         uint8_t pub[SIGN_PUB_SIZE];
@@ -450,6 +497,7 @@ int main(void) {
                 cmocka_unit_test(test_key_files),
                 cmocka_unit_test(test_key_invalid),
                 cmocka_unit_test(test_sign_check),
+                cmocka_unit_test(test_line_form),
                 cmocka_unit_test(test_tamper),
                 cmocka_unit_test(test_signature_member),
         };
