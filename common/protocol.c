@@ -28,6 +28,7 @@ static const char *const op_names[_PROTOCOL_OP_MAX] = {
         [PROTOCOL_OP_POLICIES] = "policies",
         [PROTOCOL_OP_POLICY_PAUSE] = "policy_pause",
         [PROTOCOL_OP_POLICY_RESUME] = "policy_resume",
+        [PROTOCOL_OP_REPORTS] = "reports",
 };
 
 const char *protocol_op_name(enum protocol_op op) {
@@ -75,6 +76,9 @@ static const struct protocol_field op_fields[_PROTOCOL_OP_MAX][FIELDS_MAX] = {
         [PROTOCOL_OP_POLICIES] = { { NULL } },
         [PROTOCOL_OP_POLICY_PAUSE] = { { "name", PROTOCOL_FIELD_STRING }, { NULL } },
         [PROTOCOL_OP_POLICY_RESUME] = { { "name", PROTOCOL_FIELD_STRING }, { NULL } },
+        [PROTOCOL_OP_REPORTS] = { { "since", PROTOCOL_FIELD_U64 }, { "until", PROTOCOL_FIELD_U64 },
+                                  { "batch", PROTOCOL_FIELD_STRING }, { "jobs", PROTOCOL_FIELD_U64_ARRAY },
+                                  { "limit", PROTOCOL_FIELD_U64 }, { "after_job", PROTOCOL_FIELD_U64 }, { NULL } },
 };
 
 const struct protocol_field *protocol_op_fields(enum protocol_op op) {

@@ -16,6 +16,11 @@
 #define JSON_FORMAT_VERSION 2
 #define PROTOCOL_LINE_MAX (64 * 1024)   /* longest request or reply line, bytes, without '\n' */
 #define PROTOCOL_DEVICES_MAX 256        /* devices in one submit */
+/* The reports op (wiped(8) PROTOCOL "reports"): at most this many reports in one reply (the
+ * default and the largest "limit"), and about this many bytes of them; "truncated" says more. */
+#define PROTOCOL_REPORTS_MAX 1000
+#define PROTOCOL_REPORTS_BYTES_MAX (8 * 1024 * 1024)
+#define PROTOCOL_REPORTS_JOBS_MAX 4096  /* entries of its "jobs" */
 #define PROTOCOL_SOCKET_DEFAULT "/run/wiped.sock"
 /* The read-only socket beside it (wiped(8) PERMISSIONS): protocol_status_socket_path() of the default. */
 #define PROTOCOL_STATUS_SOCKET_DEFAULT "/run/wiped-status.sock"
@@ -43,6 +48,7 @@ enum protocol_op {
         PROTOCOL_OP_POLICIES,
         PROTOCOL_OP_POLICY_PAUSE,
         PROTOCOL_OP_POLICY_RESUME,
+        PROTOCOL_OP_REPORTS,
         _PROTOCOL_OP_MAX,
         PROTOCOL_OP_INVALID = -1,
 };

@@ -872,6 +872,15 @@ void server_unlisten(void);
  * the jobs) and send the watchers their last events. Returns 0, or -errno without calling on_stop. */
 int server_run(struct pool *pool, void (*on_stop)(void *), void *arg);
 
+/* report-store.c */
+/* The reply to a "reports" request req (wiped(8) PROTOCOL "reports"): the signed reports of
+ * STATE_DIR/reports that match its since/until/batch/jobs, oldest first by ended_at then job, at
+ * most its limit or PROTOCOL_REPORTS_BYTES_MAX, with their report ids, the files left out as
+ * unreadable and whether more match. Main thread. Never NULL but on ENOMEM. */
+struct json_object *report_store_query(int64_t id, struct json_object *req);
+/* Drop the index of the report files (at exit). */
+void report_store_free(void);
+
 /* server-client.c */
 #define PEER_GROUPS_MAX 256
 

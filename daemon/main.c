@@ -559,6 +559,7 @@ int main(int argc, char **argv) {
         /* After the jobs stopped: the last textfile shows how they were left. */
         metrics_stop();
         job_free_all();
+        report_store_free();
         if (o.pidfile)
                 unlink(o.pidfile);
         server_unlisten();

@@ -913,6 +913,10 @@ static struct json_object *op_watch(struct request_ctx *c) {
         return r;
 }
 
+static struct json_object *op_reports(struct request_ctx *c) {
+        return report_store_query(c->req->id, c->req->obj);
+}
+
 static const op_handler handlers[_PROTOCOL_OP_MAX] = {
         [PROTOCOL_OP_VERSION] = op_version,
         [PROTOCOL_OP_SUBMIT] = op_submit,
@@ -930,6 +934,7 @@ static const op_handler handlers[_PROTOCOL_OP_MAX] = {
         [PROTOCOL_OP_POLICIES] = op_policies,
         [PROTOCOL_OP_POLICY_PAUSE] = op_policy_pause,
         [PROTOCOL_OP_POLICY_RESUME] = op_policy_pause,
+        [PROTOCOL_OP_REPORTS] = op_reports,
 };
 
 struct json_object *client_handle(struct pool *pool, const struct peer *peer, const char *line, size_t len,
