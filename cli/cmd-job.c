@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "export.h"
 #include "sign.h"
+#include "when.h"
 #include "wipectl.h"
 
 #define CMD_JOB_RECENT_S 3600              /* list: jobs that ended this long ago at most */
@@ -287,24 +289,106 @@ static int cmd_job_report_check(const struct wipectl_options *opts, const char *
         return status;
 }
 
+/* What report --all was given (export.c does the rest). */
+struct cmd_job_export {
+        bool all;
+        const char *since, *until, *batch, *format, *page_size;
+};
+
+/* A WHEN argument of option name in *ret. -1 when fine, else the exit status of the usage error. */
+static int cmd_job_when(const struct cmd_entry *self, const char *name, const char *s, int64_t *ret) {
+        int r = when_parse(s, time(NULL), ret);
+
+        if (r < 0)
+                return cmd_usage_error(self, "%s '%s': %s (give @UNIX-SECONDS, 2026-12-01, 2026-12-01T10:00[Z|+01:00] "
+                                       "or 7d, 24h, 30m ago)", name, s,
+                                       r == -ERANGE ? "out of range" : "not a time");
+        return -1;
+}
+
+/* report --all [--since WHEN] [--until WHEN] [--batch ID] [--format jsonl|csv] [JOB...]. */
+static int cmd_job_report_all(const struct cmd_entry *self, const struct wipectl_options *opts,
+                              const struct cmd_job_export *e, int argc, char **argv) {
+        struct export_selection sel = { .since = -1, .until = -1, .batch = e->batch };
+        enum export_format format = EXPORT_JSONL;
+        _cleanup_free_ int64_t *jobs = NULL;
+        int r;
+
+        if (e->format && strcmp(e->format, "csv") == 0)
+                format = EXPORT_CSV;
+        else if (e->format && strcmp(e->format, "jsonl") != 0)
+                return cmd_usage_error(self, "--format '%s': not jsonl or csv", e->format);
+        /* --json asks for JSON: the JSON lines, each report as the daemon signed it. */
+        if (opts->json && format == EXPORT_CSV)
+                return cmd_usage_error(self, "--json and --format csv exclude each other");
+        if (e->since && (r = cmd_job_when(self, "--since", e->since, &sel.since)) >= 0)
+                return r;
+        if (e->until && (r = cmd_job_when(self, "--until", e->until, &sel.until)) >= 0)
+                return r;
+        if (e->batch && !*e->batch)
+                return cmd_usage_error(self, "--batch: empty");
+        if (e->page_size) {
+                char *end;
+
+                errno = 0;
+                sel.limit = strtoull(e->page_size, &end, 10);
+                if (errno || end == e->page_size || *end || sel.limit < 1 || sel.limit > PROTOCOL_REPORTS_MAX ||
+                    e->page_size[0] == '-')
+                        return cmd_usage_error(self, "--page-size '%s': not from 1 to %d", e->page_size,
+                                               PROTOCOL_REPORTS_MAX);
+        }
+        r = cmd_operand_jobs(self, argc, argv, &jobs, &sel.n_jobs);
+        if (r >= 0)
+                return r;
+        sel.jobs = jobs;
+        return export_run(opts, &sel, format);
+}
+
 static int cmd_job_report_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc,
                                char **argv) {
         /* Values above any char: "--keys=x" or "--check" without a file are reported by name. */
         enum { OPT_KEYS = 0x100, OPT_CHECK, OPT_KEY };
+        /* report --all's. */
+        enum { OPT_ALL = 0x180, OPT_SINCE, OPT_UNTIL, OPT_BATCH, OPT_FORMAT, OPT_PAGE_SIZE };
         static const struct option options[] = {
                 { "keys", no_argument, NULL, OPT_KEYS },
                 { "check", required_argument, NULL, OPT_CHECK },
                 { "key", required_argument, NULL, OPT_KEY },
+                { "all", no_argument, NULL, OPT_ALL },
+                { "since", required_argument, NULL, OPT_SINCE },
+                { "until", required_argument, NULL, OPT_UNTIL },
+                { "batch", required_argument, NULL, OPT_BATCH },
+                { "format", required_argument, NULL, OPT_FORMAT },
+                { "page-size", required_argument, NULL, OPT_PAGE_SIZE },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
         _cleanup_json_ struct json_object *request = NULL;
         const char *check = NULL, *key = NULL;
         bool keys = false;
+        struct cmd_job_export export = {};
         int opt, r;
 
         while ((opt = cmd_getopt(argc, argv, ":h", options)) >= 0)
                 switch (opt) {
+                case OPT_ALL:
+                        export.all = true;
+                        break;
+                case OPT_SINCE:
+                        export.since = optarg;
+                        break;
+                case OPT_UNTIL:
+                        export.until = optarg;
+                        break;
+                case OPT_BATCH:
+                        export.batch = optarg;
+                        break;
+                case OPT_FORMAT:
+                        export.format = optarg;
+                        break;
+                case OPT_PAGE_SIZE:
+                        export.page_size = optarg;
+                        break;
                 case OPT_KEYS:
                         keys = true;
                         break;
@@ -317,6 +401,13 @@ static int cmd_job_report_exec(const struct cmd_entry *self, const struct wipect
                 default:
                         return cmd_option_other(self, argv, opt);
                 }
+        if (export.all) {
+                if (keys || check || key)
+                        return cmd_usage_error(self, "--all excludes --keys, --check and --key");
+                return cmd_job_report_all(self, opts, &export, argc, argv);
+        }
+        if (export.since || export.until || export.batch || export.format || export.page_size)
+                return cmd_usage_error(self, "--since, --until, --batch, --format and --page-size need --all");
         if (check) {
                 if (keys)
                         return cmd_usage_error(self, "--keys and --check exclude each other");
@@ -398,14 +489,25 @@ const struct cmd_entry cmd_list_entry = {
 
 const struct cmd_entry cmd_report_entry = {
         .name = "report",
-        .args = "[--keys] JOB | --check FILE [--key PEMFILE]",
-        .summary = "Show the wipe report of a job, or check the signature of a report file",
+        .args = "[--keys] JOB | --check FILE [--key PEMFILE] | --all [--since WHEN] [--until WHEN] [--batch ID] "
+                "[--format jsonl|csv] [JOB...]",
+        .summary = "Show the wipe report of a job, check the signature of a report file, or export reports",
         .help = "  --keys               include each pass's key and the openssl command that checks\n"
                 "                       the device (needs root)\n"
                 "  --check FILE         check a report file (\"-\": standard input) instead: its\n"
                 "                       signature and that not a byte changed; no daemon needed\n"
                 "  --key PEMFILE        with --check: require the key of this public key file\n"
-                "                       (a copy of " CMD_JOB_HOST_PUB ")\n",
+                "                       (a copy of " CMD_JOB_HOST_PUB ")\n"
+                "  --all                export the signed reports the daemon keeps (forgotten jobs'\n"
+                "                       too; with JOBs, theirs), oldest first, one a line\n"
+                "  --since WHEN         with --all: those that ended at or after WHEN (@UNIX-SECONDS,\n"
+                "                       2026-12-01, 2026-12-01T10:00[Z|+01:00] local unless zoned,\n"
+                "                       or 7d, 24h, 30m ago)\n"
+                "  --until WHEN         with --all: those that ended before WHEN\n"
+                "  --batch ID           with --all: those of one submission\n"
+                "  --format jsonl|csv   with --all: JSON lines (default; each line passes --check)\n"
+                "                       or CSV with a header (wipectl(1) EXPORT)\n"
+                "  --page-size N        with --all: reports per request (1-1000, default 1000)\n",
         .exec = cmd_job_report_exec,
 };
 
