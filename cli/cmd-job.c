@@ -505,8 +505,9 @@ const struct cmd_entry cmd_report_entry = {
                 "                       or 7d, 24h, 30m ago)\n"
                 "  --until WHEN         with --all: those that ended before WHEN\n"
                 "  --batch ID           with --all: those of one submission\n"
-                "  --format jsonl|csv   with --all: JSON lines (default; each line passes --check)\n"
-                "                       or CSV with a header (wipectl(1) EXPORT)\n"
+                "  --format FORMAT      with --all: jsonl (JSON lines, the default; each line passes\n"
+                "                       --check) or csv (a header, then a row a report: wipectl(1)\n"
+                "                       EXPORT)\n"
                 "  --page-size N        with --all: reports per request (1-1000, default 1000)\n",
         .exec = cmd_job_report_exec,
 };

@@ -164,6 +164,9 @@ _wipectl() {
         report)
                 opts="--keys --check --key --help"
                 args_opts="--check --key"
+                # report --all: the export.
+                opts+=" --all --since --until --batch --format --page-size"
+                args_opts+=" --since --until --batch --format --page-size"
                 positional=all
                 # A report file to check takes no job.
                 for ((i = 1; i < COMP_CWORD; i++)); do
@@ -240,6 +243,9 @@ _wipectl() {
                 --cipher)
                         COMPREPLY=($(compgen -W "auto aes-128-ctr chacha20" -- "$cur"))
                         ;;
+                --format)
+                        COMPREPLY=($(compgen -W "jsonl csv" -- "$cur"))
+                        ;;
                 --verify)
                         if [ "$cmd" = wipe ]; then
                                 COMPREPLY=($(compgen -W "none sample sample= last all" -- "$cur"))
@@ -249,8 +255,8 @@ _wipectl() {
                         [ "${COMPREPLY[0]:-}" = "sample=" ] && [ ${#COMPREPLY[@]} = 1 ] && compopt -o nospace 2>/dev/null
                         ;;
                 esac
-                # --passes, --seed, --max-rate, --queue-depth, --io-size, --interval: a value to
-                # type, nothing to offer.
+                # --passes, --seed, --max-rate, --queue-depth, --io-size, --interval, --since,
+                # --until, --batch, --page-size: a value to type, nothing to offer.
                 return 0
         fi
 

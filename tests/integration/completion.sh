@@ -107,6 +107,10 @@ comp_is "$methods" wipectl --socket /x wipe --yes --method ''
 comp_has "aes-128-ctr chacha20" wipectl wipe --cipher ''
 comp_has "none sample last all" wipectl wipe --verify ''
 comp_has "sample last all" wipectl verify --verify ''
+comp_is "jsonl csv" wipectl report --all --format ''
+comp_is "csv" wipectl report --all --format c
+comp_is "--all" wipectl report --al
+comp_is "" wipectl report --all --since ''
 # Values to type: nothing offered (no devices, no options).
 for opt in --max-rate --seed --queue-depth --io-size --passes; do comp_is "" wipectl wipe "$opt" ''; done
 comp_is "" wipectl watch --interval ''
