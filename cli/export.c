@@ -85,11 +85,11 @@ static int acc_unreadable(struct export_acc *a, const char *name) {
         return 0;
 }
 
-static const char *const *sort_ids;     /* the ids export_dedup() sorts indexes by */
-
-static int index_cmp(const void *x, const void *y) {
+/* Indexes into the ids (arg) by id, then by index. */
+static int index_cmp(const void *x, const void *y, void *arg) {
+        char *const *ids = arg;
         size_t i = *(const size_t *) x, j = *(const size_t *) y;
-        int c = strcmp(sort_ids[i], sort_ids[j]);
+        int c = strcmp(ids[i], ids[j]);
 
         return c ? c : (i < j ? -1 : i > j);
 }
@@ -109,9 +109,7 @@ static int export_dedup(struct export_acc *a) {
                 return -ENOMEM;
         for (size_t i = 0; i < a->n; i++)
                 idx[i] = i;
-        sort_ids = (const char *const *) a->ids;
-        qsort(idx, a->n, sizeof(*idx), index_cmp);
-        sort_ids = NULL;
+        qsort_r(idx, a->n, sizeof(*idx), index_cmp, a->ids);
         for (size_t i = 1; i < a->n; i++)
                 if (strcmp(a->ids[idx[i]], a->ids[idx[i - 1]]) == 0)
                         drop[idx[i]] = true;

@@ -173,9 +173,11 @@ static struct json_object *parse_report(const char *text, size_t len, uint64_t j
         return *why ? NULL : TAKE_PTR(o);
 }
 
-/* Fill e (job set) from the file name of dirfd. 0, or -ENOMEM; an unreadable file is an entry
- * with why set, and logged. */
-static int entry_index(int dirfd, const char *name, struct report_entry *e) {
+/* Fill e (job set) from the file name of dirfd, whose lstat() is st: the version it stands for,
+ * also when it cannot be read, so that such a file is logged once, not at every request. 0; 1
+ * when the file went meanwhile (no entry); or -ENOMEM. An unreadable file is an entry with why
+ * set, and logged. */
+static int entry_index(int dirfd, const char *name, const struct stat *lst, struct report_entry *e) {
         _cleanup_free_ char *text = NULL;
         _cleanup_json_ struct json_object *o = NULL;
         const char *why = NULL, *batch;
@@ -187,11 +189,13 @@ static int entry_index(int dirfd, const char *name, struct report_entry *e) {
         r = read_report(dirfd, name, &text, &len, &st);
         if (r == -ENOMEM)
                 return r;
+        if (r == -ENOENT)
+                return 1;
+        e->dev = lst->st_dev;
+        e->ino = lst->st_ino;
+        e->size = lst->st_size;
+        e->mtime = lst->st_mtim;
         if (r == 0) {
-                e->dev = st.st_dev;
-                e->ino = st.st_ino;
-                e->size = st.st_size;
-                e->mtime = st.st_mtim;
                 o = parse_report(text, len, e->job, &why);
                 if (!o && strcmp(why, "out of memory") == 0)
                         return -ENOMEM;
@@ -216,7 +220,8 @@ static int entry_index(int dirfd, const char *name, struct report_entry *e) {
 }
 
 /* Bring the index up to date with the directory: files new or changed since are read, those gone
- * dropped. 0 or -errno (the index is then as it was). */
+ * dropped. 0 or -errno (the index is then dropped, to be made anew by the next request: entries
+ * may have moved out of it). */
 static int store_refresh(void) {
         struct report_entry *cur = NULL;
         DIR *d;
@@ -255,10 +260,14 @@ static int store_refresh(void) {
                         *e = *old;
                         old->batch = old->why = NULL;
                 } else {
-                        r = entry_index(dirfd(d), de->d_name, e);
+                        r = entry_index(dirfd(d), de->d_name, &st, e);
                         if (r < 0) {
                                 entry_done(e);
                                 break;
+                        }
+                        if (r > 0) {
+                                r = 0;
+                                continue;
                         }
                 }
                 n++;
@@ -270,6 +279,7 @@ static int store_refresh(void) {
                 for (size_t i = 0; i < n; i++)
                         entry_done(&cur[i]);
                 free(cur);
+                report_store_free();
                 return r;
         }
         for (size_t i = 0; i < n_store; i++)

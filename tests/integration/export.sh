@@ -88,6 +88,18 @@ expect_exit 2 wipectl --json report --all --format csv
 expect_exit 2 wipectl report --all --keys
 expect_exit 2 wipectl report --all --page-size 0
 
+# --- a report written again (a later verification) is exported as it is now, not as indexed ---
+sum_before=$(sha256sum < "$STATE/reports/$jc.json")
+wipectl verify --verify last "$jc" > "$TEST_DIR/verify.out" 2>&1 || fail "verify $jc exited $?: $(cat "$TEST_DIR/verify.out")"
+for _ in $(seq 50); do [ "$(sha256sum < "$STATE/reports/$jc.json")" != "$sum_before" ] && break; sleep 0.1; done
+[ "$(sha256sum < "$STATE/reports/$jc.json")" != "$sum_before" ] || hard_error "the report of $jc was not written again"
+wipectl report --all "$jc" > "$TEST_DIR/again.jsonl" || fail "report --all $jc exited $?"
+[ "$(jq -S . "$TEST_DIR/again.jsonl")" = "$(jq -S . "$STATE/reports/$jc.json")" ] || fail "report --all $jc: not the report as written again"
+expect_exit 0 wipectl report --check "$TEST_DIR/again.jsonl" --key "$PUB"
+wipectl report --all > "$TEST_DIR/all.jsonl" || fail "report --all exited $?"
+order=$(for j in "$ja" "$jb" "$jc"; do echo "$(ended "$j") $j"; done | sort -n -k1,1 -k2,2 | awk '{ print $2 }' | xargs)
+[ "$(jobs_of "$TEST_DIR/all.jsonl")" = "$order" ] || fail "report --all after verify: jobs $(jobs_of "$TEST_DIR/all.jsonl"), expected $order"
+
 # --- paging: one report a request, everything once, in the same order ---
 wipectl report --all --page-size 1 > "$TEST_DIR/paged.jsonl" || fail "report --all --page-size 1 exited $?"
 cmp "$TEST_DIR/all.jsonl" "$TEST_DIR/paged.jsonl" || fail "paged export differs: $(jobs_of "$TEST_DIR/paged.jsonl")"
@@ -176,24 +188,30 @@ cmp "$TEST_DIR/all.jsonl" "$TEST_DIR/ro.jsonl" || fail "the read-only socket's e
 printf '{"job": 900, "ended_at": ' > "$STATE/reports/900.json"                 # cut short
 cp "$STATE/reports/$jb.json" "$STATE/reports/901.json"                          # another job's report
 head -c $((5 << 20)) /dev/zero > "$STATE/reports/902.json"                      # too large
+cp "$STATE/reports/$jb.json" "$TEST_DIR/jb.json"                               # indexed before, now cut short
+head -c 100 "$TEST_DIR/jb.json" > "$STATE/reports/$jb.json"
 echo '{}' > "$STATE/reports/notes.json"                                         # not a report's name: ignored
 echo '{}' > "$STATE/reports/.$ja.json.tmp"                                      # a temporary file: ignored
 wipectl report --all > "$TEST_DIR/some.jsonl" 2> "$TEST_DIR/err"
 rc=$?
 [ $rc = 1 ] || fail "report --all with unreadable files exited $rc, expected 1: $(cat "$TEST_DIR/err")"
-cmp "$TEST_DIR/all.jsonl" "$TEST_DIR/some.jsonl" || fail "the readable reports were not all exported"
-for n in 900 901 902; do
+grep -v "\"job\":$jb," "$TEST_DIR/all.jsonl" | cmp - "$TEST_DIR/some.jsonl" || fail "the readable reports were not all exported"
+for n in 900 901 902 "$jb"; do
         grep -q "$n.json" "$TEST_DIR/err" || fail "no message names $n.json: $(cat "$TEST_DIR/err")"
         grep -q "reports/$n.json: left out of report listings" "$TEST_DIR/daemon.log" || fail "no log line for $n.json"
 done
 grep -qE "notes.json|\.tmp" "$TEST_DIR/err" && fail "a file that is no report was named: $(cat "$TEST_DIR/err")"
 reply=$(request '{"id":6,"op":"reports"}')
-jq_is "$reply" '.unreadable | sort | join(" ")' "900.json 901.json 902.json" "unreadable"
+jq_is "$reply" '.unreadable | sort | join(" ")' "$(printf '%s\n' 900.json 901.json 902.json "$jb.json" | sort | xargs)" "unreadable"
 # Logged once, not at every request.
-[ "$(grep -c "reports/900.json: left out" "$TEST_DIR/daemon.log")" = 1 ] || fail "900.json logged more than once"
+for n in 900 901 902; do
+        [ "$(grep -c "reports/$n.json: left out" "$TEST_DIR/daemon.log")" = 1 ] || fail "$n.json not logged once"
+done
 # A job filter leaves the others unnamed.
-expect_exit 0 wipectl report --all "$jb"
+expect_exit 0 wipectl report --all "$ja"
+expect_exit 1 wipectl report --all "$jb"
 rm -f "$STATE/reports/900.json" "$STATE/reports/901.json" "$STATE/reports/902.json"
+cp "$TEST_DIR/jb.json" "$STATE/reports/$jb.json"
 expect_exit 0 wipectl report --all
 
 # --- CSV quoting of a field a spreadsheet would run, when submissions can carry an asset tag ---
