@@ -214,6 +214,39 @@ rm -f "$STATE/reports/900.json" "$STATE/reports/901.json" "$STATE/reports/902.js
 cp "$TEST_DIR/jb.json" "$STATE/reports/$jb.json"
 expect_exit 0 wipectl report --all
 
+# --- CSV: the record fields of the contract, quoting and formula neutralising, on a report made
+# here from a real one (the listing does not check signatures: the lines do, with --check) ---
+jq -c --argjson j 903 '.job = $j | .ended_at += 100 | .asset_tag = "=SUM(A1:A9)" | .customer = "a,b \"c\"\nd" |
+        .batch = "0123456789abcdef0123456789abcdef" | .destination = "reuse" | .media_type = "HDD" |
+        .manufacturer = "@corp" | .overall_status = "erased with exceptions" |
+        .exceptions = ["bad sectors skipped: 4096 bytes", "-verification sampled only (1%)"] |
+        .host.dmi = {"vendor": "V", "product": "P", "serial": "+DMI1", "uuid": null} |
+        .sanitization = {"category": "Purge", "method": "sanitize-crypto", "technique": "crypto erase",
+                "tool": "wiped 9", "verification_method": "firmware erase proof", "verification_result": "passed"} |
+        .operator = {"name": "Ann", "title": null, "organization": "Org, Inc.", "location": null, "contact": null} |
+        .verifier = {"name": "Bob"} | .smart_before = {"available": true, "passed": true, "power_on_hours": 7} |
+        .smart_after = {"available": true, "passed": false, "power_on_hours": 8}' "$STATE/reports/$jb.json" \
+        > "$STATE/reports/903.json" || hard_error "cannot make 903.json"
+wipectl report --all --format csv 903 > "$TEST_DIR/903.csv" || fail "report --all --format csv 903 exited $?"
+python3 - "$TEST_DIR/903.csv" > "$TEST_DIR/csv.out" 2>&1 <<'EOF' || fail "CSV of 903: $(cat "$TEST_DIR/csv.out") in $(cat "$TEST_DIR/903.csv")"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+assert len(rows) == 1, rows
+want = {"job": "903", "asset_tag": "'=SUM(A1:A9)", "customer": 'a,b "c"\nd', "batch": "0123456789abcdef0123456789abcdef",
+        "destination": "reuse", "media_type": "HDD", "manufacturer": "'@corp", "overall_status": "erased with exceptions",
+        "exceptions": "bad sectors skipped: 4096 bytes; -verification sampled only (1%)", "dmi_serial": "'+DMI1",
+        "category": "Purge", "method": "sanitize-crypto", "technique": "crypto erase", "tool": "wiped 9",
+        "verification_method": "firmware erase proof", "verification_result": "passed", "operator_name": "Ann",
+        "operator_organization": "Org, Inc.", "verifier_name": "Bob", "smart_before_passed": "true",
+        "smart_after_passed": "false", "power_on_hours": "8"}
+for k, v in want.items():
+    assert rows[0][k] == v, f"{k} is {rows[0][k]!r}, expected {v!r}"
+print("ok")
+EOF
+grep -q '^[^,]*,903,' "$TEST_DIR/903.csv" || fail "no row of job 903: $(cat "$TEST_DIR/903.csv")"
+[ "$(sel --batch 0123456789abcdef0123456789abcdef)" = 903 ] || fail "--batch of 903: $(sel --batch 0123456789abcdef0123456789abcdef)"
+rm -f "$STATE/reports/903.json"
+
 # --- CSV quoting of a field a spreadsheet would run, when submissions can carry an asset tag ---
 if "$WIPECTL_BIN" wipe --help 2>&1 | grep -q -- --asset-tag; then
         out=$(wipectl --json wipe --yes --method zero --verify none --asset-tag '=HYPERLINK("x"),1' "$a") ||
