@@ -332,8 +332,8 @@ static int cmd_job_report_all(const struct cmd_entry *self, const struct wipectl
 
                 errno = 0;
                 sel.limit = strtoull(e->page_size, &end, 10);
-                if (errno || end == e->page_size || *end || sel.limit < 1 || sel.limit > PROTOCOL_REPORTS_MAX ||
-                    e->page_size[0] == '-')
+                if (errno || e->page_size[0] < '0' || e->page_size[0] > '9' || *end || sel.limit < 1 ||
+                    sel.limit > PROTOCOL_REPORTS_MAX)
                         return cmd_usage_error(self, "--page-size '%s': not from 1 to %d", e->page_size,
                                                PROTOCOL_REPORTS_MAX);
         }
