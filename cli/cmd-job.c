@@ -290,8 +290,10 @@ static int cmd_job_report_check(const struct wipectl_options *opts, const char *
 static int cmd_job_report_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc,
                                char **argv) {
         /* Values above any char: "--keys=x" or "--check" without a file are reported by name. */
-        enum { OPT_KEYS = 0x100, OPT_CHECK, OPT_KEY };
+        enum { OPT_KEYS = 0x100, OPT_CHECK, OPT_KEY, OPT_PDF, OPT_SUMMARY_ONLY };
         static const struct option options[] = {
+                { "pdf", required_argument, NULL, OPT_PDF },
+                { "summary-only", no_argument, NULL, OPT_SUMMARY_ONLY },
                 { "keys", no_argument, NULL, OPT_KEYS },
                 { "check", required_argument, NULL, OPT_CHECK },
                 { "key", required_argument, NULL, OPT_KEY },
@@ -300,6 +302,7 @@ static int cmd_job_report_exec(const struct cmd_entry *self, const struct wipect
         };
         _cleanup_json_ struct json_object *request = NULL;
         const char *check = NULL, *key = NULL;
+        struct cmd_report_pdf pdf = {};
         bool keys = false;
         int opt, r;
 
@@ -314,9 +317,24 @@ static int cmd_job_report_exec(const struct cmd_entry *self, const struct wipect
                 case OPT_KEY:
                         key = optarg;
                         break;
+                case OPT_PDF:
+                        pdf.file = optarg;
+                        break;
+                case OPT_SUMMARY_ONLY:
+                        pdf.summary_only = true;
+                        break;
                 default:
                         return cmd_option_other(self, argv, opt);
                 }
+        if (pdf.summary_only && !pdf.file)
+                return cmd_usage_error(self, "--summary-only needs --pdf");
+        if (pdf.file) {
+                if (keys)
+                        return cmd_usage_error(self, "--keys and --pdf exclude each other (a certificate holds no keys)");
+                pdf.check = check;
+                pdf.key = key;
+                return cmd_report_pdf(self, opts, &pdf, argc, argv);
+        }
         if (check) {
                 if (keys)
                         return cmd_usage_error(self, "--keys and --check exclude each other");
@@ -398,14 +416,18 @@ const struct cmd_entry cmd_list_entry = {
 
 const struct cmd_entry cmd_report_entry = {
         .name = "report",
-        .args = "[--keys] JOB | --check FILE [--key PEMFILE]",
+        .args = "[--keys] JOB | --check FILE [--key PEMFILE] | --pdf FILE [--summary-only] JOB... | --pdf FILE --check FILE [--key PEMFILE]",
         .summary = "Show the wipe report of a job, or check the signature of a report file",
         .help = "  --keys               include each pass's key and the openssl command that checks\n"
                 "                       the device (needs root)\n"
                 "  --check FILE         check a report file (\"-\": standard input) instead: its\n"
                 "                       signature and that not a byte changed; no daemon needed\n"
                 "  --key PEMFILE        with --check: require the key of this public key file\n"
-                "                       (a copy of " CMD_JOB_HOST_PUB ")\n",
+                "                       (a copy of " CMD_JOB_HOST_PUB ")\n"
+                "  --pdf FILE           write the certificate of sanitization of each JOB (\"-\":\n"
+                "                       standard output), after a batch summary when there are\n"
+                "                       several; with --check, of that report file once checked\n"
+                "  --summary-only       with --pdf: the batch summary only\n",
         .exec = cmd_job_report_exec,
 };
 
