@@ -33,7 +33,7 @@
 #define FOOTER_Y (PAGE_H - 28.0)        /* baseline box of the footer */
 #define BOTTOM (PAGE_H - 40.0)          /* content never goes below this */
 #define LABEL_W 84.0                    /* label column of a field row */
-#define QR_SIZE 100.0                   /* the QR code with its quiet zone, points */
+#define QR_SIZE 116.0                   /* the QR code with its quiet zone, points */
 #define QR_QUIET 4                      /* quiet zone, modules (ISO/IEC 18004) */
 #define ROW_H 11.0                      /* a row of the summary table */
 #define PASSES_SHOWN 4                  /* passes listed on a certificate; the report has them all */
@@ -127,25 +127,20 @@ static bool pdf_has_num(struct json_object *o, const char *key) {
                (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double));
 }
 
-/* UNIX seconds (member key of o) as ISO 8601 UTC, "2026-12-02T11:36:49Z"; NULL when absent. */
-static const char *pdf_time(struct json_object *o, const char *key, char *buf, size_t n) {
-        time_t t;
-        struct tm tm;
-
-        if (!pdf_has_num(o, key))
-                return NULL;
-        t = (time_t) output_get_double(o, key, 0);
-        if (!gmtime_r(&t, &tm) || strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-                return NULL;
-        return buf;
-}
-
+/* UNIX seconds t as ISO 8601 UTC, "2026-12-02T11:36:49Z". Returns buf. */
 static const char *pdf_time_t(time_t t, char *buf, size_t n) {
         struct tm tm;
 
         if (!gmtime_r(&t, &tm) || strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
                 snprintf(buf, n, "?");
         return buf;
+}
+
+/* The same for UNIX seconds in member key of o; NULL when absent. */
+static const char *pdf_time(struct json_object *o, const char *key, char *buf, size_t n) {
+        if (!pdf_has_num(o, key))
+                return NULL;
+        return pdf_time_t((time_t) output_get_double(o, key, 0), buf, n);
 }
 
 /* Seconds as "2 h 03 min 04 s" (exact seconds kept: "(7384 s)"). */
@@ -190,7 +185,7 @@ static char *pdf_clean(const char *s) {
 static double pdf_text(struct pdf *p, double x, double y, double w, const char *font, const struct rgb *c,
                        const char *text, int lines, bool right) {
         PangoFontDescription *fd = pango_font_description_from_string(font);
-        g_autofree char *clean = pdf_clean(text ? text : "");
+        char *clean = pdf_clean(text ? text : "");
         int width, height;
 
         pango_layout_set_font_description(p->layout, fd);
@@ -201,6 +196,7 @@ static double pdf_text(struct pdf *p, double x, double y, double w, const char *
         pango_layout_set_height(p->layout, lines > 0 ? -lines : -1);
         pango_layout_set_alignment(p->layout, right ? PANGO_ALIGN_RIGHT : PANGO_ALIGN_LEFT);
         pango_layout_set_text(p->layout, clean, -1);
+        g_free(clean);
         cairo_set_source_rgb(p->cr, c->r, c->g, c->b);
         cairo_move_to(p->cr, x, y);
         pango_cairo_show_layout(p->cr, p->layout);
@@ -319,14 +315,14 @@ static const char *pdf_smart(struct json_object *rep, const char *key, char *buf
                 { "nvme_critical_warning", "NVMe critical warning %s" },
                 { "temperature_c", "%s °C" },
         };
-        struct json_object *s = pdf_obj(rep, key), *passed = NULL;
+        struct json_object *s = pdf_obj(rep, key), *passed = NULL, *available = NULL;
         char at[32];
         size_t k = 0;
 
         if (!s)
                 return NULL;
-        if (!json_object_get_boolean(json_object_object_get_ex(s, "available", NULL) ?
-                                     json_object_object_get(s, "available") : NULL)) {
+        json_object_object_get_ex(s, "available", &available);
+        if (!json_object_get_boolean(available)) {
                 snprintf(buf, n, "not available%s%s", pdf_str(s, "reason") ? ": " : "", pdf_str(s, "reason") ?: "");
                 return buf;
         }
@@ -558,7 +554,7 @@ static int pdf_certificate(struct pdf *p, struct json_object *rep, const char *h
         }
         /* The hash under its code, in two halves that fit its width. */
         {
-                PangoFontDescription *fd = pango_font_description_from_string(FONT_MONO " 5");
+                PangoFontDescription *fd = pango_font_description_from_string(FONT_MONO " 5.8");
                 int w, h;
 
                 snprintf(a, sizeof(a), "%.32s\n%s", hash, strlen(hash) > 32 ? hash + 32 : "");
@@ -651,15 +647,9 @@ static void pdf_summary(struct pdf *p, struct json_object *const *reports, size_
         pdf_heading(p, &c, "Batch");
         snprintf(a, sizeof(a), "%zu", n);
         pdf_row(p, &c, "Drives", a, 1);
-        if (first >= 0 && last >= 0) {
-                struct json_object *o = json_object_new_object();
-
-                json_object_object_add(o, "a", json_object_new_double(first));
-                json_object_object_add(o, "b", json_object_new_double(last));
-                snprintf(a, sizeof(a), "%s to %s", pdf_time(o, "a", t1, sizeof(t1)) ?: "?",
-                         pdf_time(o, "b", t2, sizeof(t2)) ?: "?");
-                json_object_put(o);
-        }
+        if (first >= 0 && last >= 0)
+                snprintf(a, sizeof(a), "%s to %s", pdf_time_t((time_t) first, t1, sizeof(t1)),
+                         pdf_time_t((time_t) last, t2, sizeof(t2)));
         pdf_row(p, &c, "Time range", first >= 0 && last >= 0 ? a : NULL, 1);
         snprintf(a, sizeof(a), "%s%s", host ? host : "?", hosts ? " and others (see each certificate)" : "");
         pdf_row(p, &c, "Host", host ? a : NULL, 1);
@@ -699,6 +689,12 @@ static void pdf_summary(struct pdf *p, struct json_object *const *reports, size_
                                 cells[6] = status;
                         }
                         snprintf(job, sizeof(job), "%" PRId64, output_get_int(rep, "job", -1));
+                        /* Every other row shaded, so that a long table reads across. */
+                        if (k % 2) {
+                                cairo_set_source_rgb(p->cr, 0.94, 0.94, 0.94);
+                                cairo_rectangle(p->cr, MARGIN, y - 1.5, CONTENT_W, ROW_H);
+                                cairo_fill(p->cr);
+                        }
                         summary_row(p, y, cells, false, sc);
                         y += ROW_H;
                 }
