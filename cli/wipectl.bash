@@ -162,8 +162,8 @@ _wipectl() {
                 positional=ended
                 ;;
         report)
-                opts="--keys --check --key --help"
-                args_opts="--check --key"
+                opts="--keys --check --key --pdf --summary-only --help"
+                args_opts="--check --key --pdf"
                 positional=all
                 # A report file to check takes no job.
                 for ((i = 1; i < COMP_CWORD; i++)); do
@@ -227,7 +227,7 @@ _wipectl() {
         # The value of an option.
         if [ -n "$prev" ] && [[ " $args_opts " == *" $prev "* ]]; then
                 case $prev in
-                --check | --key | --expect)
+                --check | --key | --expect | --pdf)
                         compopt -o filenames 2>/dev/null
                         COMPREPLY=($(compgen -f -- "$cur"))
                         ;;
