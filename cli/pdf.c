@@ -16,6 +16,7 @@
 #include <cairo.h>
 #include <cairo-pdf.h>
 #include <pango/pangocairo.h>
+#include <fontconfig/fontconfig.h>
 #include <qrencode.h>
 #include <openssl/evp.h>
 
@@ -396,7 +397,7 @@ static int pdf_certificate(struct pdf *p, struct json_object *rep, const char *h
         struct json_object *sig = pdf_obj(rep, "signature"), *passes = pdf_arr(rep, "passes");
         struct json_object *ver = pdf_obj(rep, "verification"), *exc = pdf_arr(rep, "exceptions");
         const char *status, *key = p->o->key_path ? p->o->key_path : "/var/lib/wiped/" SIGN_PUB_FILE;
-        char a[1024], b[512], file[512];
+        char a[1024], b[1200], file[512];
         const struct rgb *sc;
         struct pdf_col c, l, r;
         double y0, qx;
@@ -725,6 +726,8 @@ static int pdf_render(struct pdf_buffer *b, struct json_object *const *reports, 
                       const struct pdf_options *o) {
         cairo_surface_t *surface;
         cairo_font_options_t *fopts;
+        PangoFontMap *fontmap;
+        PangoContext *context;
         struct pdf p = { .o = o };
         bool summary = n > 1 || o->summary_only;
         int r = 0;
@@ -738,7 +741,12 @@ static int pdf_render(struct pdf_buffer *b, struct json_object *const *reports, 
                                        summary ? "Sanitization summary and certificates" : "Certificate of Sanitization");
         cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_CREATOR, PACKAGE_NAME " " PACKAGE_VERSION);
         p.cr = cairo_create(surface);
-        p.layout = pango_cairo_create_layout(p.cr);
+        /* A font map of our own, not pango's process-wide one: freed below with everything
+         * fontconfig loaded for it. */
+        fontmap = pango_cairo_font_map_new();
+        context = pango_font_map_create_context(fontmap);
+        pango_cairo_update_context(p.cr, context);
+        p.layout = pango_layout_new(context);
         /* Font sizes in points of the page: pango-cairo assumes 96 dpi unless told. */
         pango_cairo_context_set_resolution(pango_layout_get_context(p.layout), 72.0);
         /* Glyph advances as the font has them, neither hinted nor rounded to whole points (a
@@ -766,11 +774,17 @@ static int pdf_render(struct pdf_buffer *b, struct json_object *const *reports, 
                         r = pdf_certificate(&p, reports[i], hash);
         }
         g_object_unref(p.layout);
+        g_object_unref(context);
+        g_object_unref(fontmap);
         cairo_destroy(p.cr);
         cairo_surface_finish(surface);
         if (r == 0 && (b->failed || cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS))
                 r = b->failed ? -ENOMEM : -EIO;
         cairo_surface_destroy(surface);
+        /* A document is made once per run: what cairo and fontconfig cached for it goes now, not
+         * at exit, so that a leak checker sees only real leaks. */
+        cairo_debug_reset_static_data();
+        FcFini();
         return r;
 }
 
