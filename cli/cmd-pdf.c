@@ -19,8 +19,6 @@
 #include "pdf.h"
 #endif
 
-#define CMD_PDF_HOST_PUB "/var/lib/wiped/" SIGN_PUB_FILE /* this host's key (wiped's default state dir) */
-
 #if HAVE_PDF
 
 /* Say what was written: "FILE: 3 certificates" (text), or {"file","jobs","report_ids"} (--json).
@@ -54,12 +52,11 @@ static int cmd_pdf_done(const struct wipectl_options *opts, const struct cmd_rep
                 return WIPECTL_EXIT_FAILURE;
         }
         for (size_t i = 0; i < n; i++) {
-                char hash[PDF_HASH_SIZE];
+                char hash[PDF_HASH_SIZE] = "";
+                bool known = (ids && ids[i]) || pdf_report_hash(reports[i], hash) == 0;
 
-                if (!ids || !ids[i])
-                        (void) pdf_report_hash(reports[i], hash);
                 json_object_array_add(jobs, json_object_new_int64(output_get_int(reports[i], "job", -1)));
-                json_object_array_add(rids, json_object_new_string(ids && ids[i] ? ids[i] : hash));
+                json_object_array_add(rids, known ? json_object_new_string(ids && ids[i] ? ids[i] : hash) : NULL);
         }
         return output_print(OUTPUT_JOBS, o, true);
 }
@@ -69,7 +66,7 @@ static int cmd_pdf_write(const struct wipectl_options *opts, const struct cmd_re
         struct pdf_options po = {
                 .summary_only = a->summary_only,
                 .generated_at = time(NULL),
-                .key_path = a->key ? a->key : CMD_PDF_HOST_PUB,
+                .key_path = a->key,
         };
         int r;
 

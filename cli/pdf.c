@@ -16,7 +16,6 @@
 #include <cairo.h>
 #include <cairo-pdf.h>
 #include <pango/pangocairo.h>
-#include <fontconfig/fontconfig.h>
 #include <qrencode.h>
 #include <openssl/evp.h>
 
@@ -373,6 +372,20 @@ static const char *pdf_pass(struct json_object *pass, size_t i, char *buf, size_
         return buf;
 }
 
+/* The public key file the check command names: o->key_path when given, else the one in the state
+ * directory that holds the report file (STATE/reports/N.json: STATE/host-key.pub), else wiped's
+ * default. */
+static void pdf_key_path(const struct pdf_options *o, const char *file, char *buf, size_t n) {
+        const char *dir = strstr(file, "/reports/");
+
+        if (o->key_path)
+                snprintf(buf, n, "%s", o->key_path);
+        else if (dir && !strchr(dir + strlen("/reports/"), '/'))
+                snprintf(buf, n, "%.*s/%s", (int) (dir - file), file, SIGN_PUB_FILE);
+        else
+                snprintf(buf, n, "/var/lib/wiped/%s", SIGN_PUB_FILE);
+}
+
 /* A person block (operator or verifier) with lines for a wet signature and the date. */
 static void pdf_person(struct pdf *p, struct pdf_col *c, const char *title, struct json_object *person) {
         pdf_heading(p, c, title);
@@ -396,8 +409,8 @@ static int pdf_certificate(struct pdf *p, struct json_object *rep, const char *h
         struct json_object *dmi = pdf_obj(host, "dmi"), *san = pdf_obj(rep, "sanitization");
         struct json_object *sig = pdf_obj(rep, "signature"), *passes = pdf_arr(rep, "passes");
         struct json_object *ver = pdf_obj(rep, "verification"), *exc = pdf_arr(rep, "exceptions");
-        const char *status, *key = p->o->key_path ? p->o->key_path : "/var/lib/wiped/" SIGN_PUB_FILE;
-        char a[1024], b[1200], file[512];
+        const char *status;
+        char a[1200], b[1400], file[512], key[512];
         const struct rgb *sc;
         struct pdf_col c, l, r;
         double y0, qx;
@@ -539,6 +552,7 @@ static int pdf_certificate(struct pdf *p, struct json_object *rep, const char *h
         else
                 snprintf(file, sizeof(file), "/var/lib/wiped/reports/%" PRId64 ".json", job);
         pdf_row_font(p, &l, "Report file", file, 2, true);
+        pdf_key_path(p->o, file, key, sizeof(key));
         pdf_row_font(p, &l, "Report SHA-256", hash, 2, true);
         snprintf(a, sizeof(a), "wipectl report --check %s --key %s", file, key);
         pdf_row_font(p, &l, "Check signature", a, 3, true);
@@ -741,8 +755,9 @@ static int pdf_render(struct pdf_buffer *b, struct json_object *const *reports, 
                                        summary ? "Sanitization summary and certificates" : "Certificate of Sanitization");
         cairo_pdf_surface_set_metadata(surface, CAIRO_PDF_METADATA_CREATOR, PACKAGE_NAME " " PACKAGE_VERSION);
         p.cr = cairo_create(surface);
-        /* A font map of our own, not pango's process-wide one: freed below with everything
-         * fontconfig loaded for it. */
+        /* A font map of our own, not pango's process-wide one, freed below. (What fontconfig
+         * caches stays until exit: pango sorts fonts on threads of its own, which may still hold
+         * it, so FcFini() here would race them.) */
         fontmap = pango_cairo_font_map_new();
         context = pango_font_map_create_context(fontmap);
         pango_cairo_update_context(p.cr, context);
@@ -781,10 +796,6 @@ static int pdf_render(struct pdf_buffer *b, struct json_object *const *reports, 
         if (r == 0 && (b->failed || cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS))
                 r = b->failed ? -ENOMEM : -EIO;
         cairo_surface_destroy(surface);
-        /* A document is made once per run: what cairo and fontconfig cached for it goes now, not
-         * at exit, so that a leak checker sees only real leaks. */
-        cairo_debug_reset_static_data();
-        FcFini();
         return r;
 }
 

@@ -21,7 +21,8 @@
 struct pdf_options {
         bool summary_only;              /* the batch summary only, no page per drive */
         time_t generated_at;            /* printed in every page's footer */
-        const char *key_path;           /* the public key file the check command names */
+        const char *key_path;           /* the public key file the check command names; NULL: the
+                                         * host-key.pub next to the report's reports/ directory */
 };
 
 /* The report ID of a signed report object: the lower-case hex SHA-256 of report_render(report),
