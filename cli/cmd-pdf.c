@@ -211,6 +211,9 @@ int cmd_report_pdf(const struct cmd_entry *self, const struct wipectl_options *o
                    int argc, char **argv) {
         if (!*a->file)
                 return cmd_usage_error(self, "empty file name");
+        /* --quiet sends stdout to /dev/null: the PDF would go there. */
+        if (opts->quiet && !opts->json && strcmp(a->file, "-") == 0)
+                return cmd_usage_error(self, "--quiet and --pdf - exclude each other (the PDF is the output)");
         if (a->check) {
                 if (optind < argc)
                         return cmd_usage_error(self, "unexpected argument '%s' (--check takes no job)", argv[optind]);

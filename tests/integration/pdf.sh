@@ -213,5 +213,6 @@ wipectl cancel "$id3" > /dev/null || fail "cancel $id3 exited $?"
 expect_exit 2 wipectl report --summary-only "$id1"
 expect_exit 2 wipectl report --pdf "$TEST_DIR/x.pdf" --keys "$id1"
 expect_exit 2 wipectl report --pdf "$TEST_DIR/x.pdf"
+expect_exit 2 wipectl --quiet report --pdf - "$id1"
 
 pass
