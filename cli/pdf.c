@@ -127,34 +127,11 @@ static bool pdf_has_num(struct json_object *o, const char *key) {
                (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double));
 }
 
-/* UNIX seconds t as ISO 8601 UTC, "2026-12-02T11:36:49Z". Returns buf. */
-static const char *pdf_time_t(time_t t, char *buf, size_t n) {
-        struct tm tm;
-
-        if (!gmtime_r(&t, &tm) || strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-                snprintf(buf, n, "?");
-        return buf;
-}
-
 /* The same for UNIX seconds in member key of o; NULL when absent. */
 static const char *pdf_time(struct json_object *o, const char *key, char *buf, size_t n) {
         if (!pdf_has_num(o, key))
                 return NULL;
-        return pdf_time_t((time_t) output_get_double(o, key, 0), buf, n);
-}
-
-/* Seconds as "2 h 03 min 04 s" (exact seconds kept: "(7384 s)"). */
-static const char *pdf_duration(double s, char *buf, size_t n) {
-        int64_t t = (int64_t) (s + 0.5);
-
-        if (t >= 3600)
-                snprintf(buf, n, "%" PRId64 " h %02" PRId64 " min %02" PRId64 " s (%.1f s)", t / 3600, t / 60 % 60,
-                         t % 60, s);
-        else if (t >= 60)
-                snprintf(buf, n, "%" PRId64 " min %02" PRId64 " s (%.1f s)", t / 60, t % 60, s);
-        else
-                snprintf(buf, n, "%.1f s", s);
-        return buf;
+        return pdf_format_time((time_t) output_get_double(o, key, 0), buf, n);
 }
 
 /* The first by-id link of an identity (a string or an array of them). */
@@ -247,7 +224,7 @@ static void pdf_footer(struct pdf *p) {
         pdf_rule(p, MARGIN, FOOTER_Y - 3, CONTENT_W, 0.5, &RULE);
         snprintf(line, sizeof(line), "%s %s — page %d of %d", PACKAGE_NAME, PACKAGE_VERSION, p->page, p->pages);
         pdf_text(p, MARGIN, FOOTER_Y, CONTENT_W / 2, FONT " 7.5", &GREY, line, 1, false);
-        snprintf(line, sizeof(line), "generated %s", pdf_time_t(p->o->generated_at, at, sizeof(at)));
+        snprintf(line, sizeof(line), "generated %s", pdf_format_time(p->o->generated_at, at, sizeof(at)));
         pdf_text(p, MARGIN + CONTENT_W / 2, FOOTER_Y, CONTENT_W / 2, FONT " 7.5", &GREY, line, 1, true);
 }
 
@@ -372,20 +349,6 @@ static const char *pdf_pass(struct json_object *pass, size_t i, char *buf, size_
         return buf;
 }
 
-/* The public key file the check command names: o->key_path when given, else the one in the state
- * directory that holds the report file (STATE/reports/N.json: STATE/host-key.pub), else wiped's
- * default. */
-static void pdf_key_path(const struct pdf_options *o, const char *file, char *buf, size_t n) {
-        const char *dir = strstr(file, "/reports/");
-
-        if (o->key_path)
-                snprintf(buf, n, "%s", o->key_path);
-        else if (dir && !strchr(dir + strlen("/reports/"), '/'))
-                snprintf(buf, n, "%.*s/%s", (int) (dir - file), file, SIGN_PUB_FILE);
-        else
-                snprintf(buf, n, "/var/lib/wiped/%s", SIGN_PUB_FILE);
-}
-
 /* A person block (operator or verifier) with lines for a wet signature and the date. */
 static void pdf_person(struct pdf *p, struct pdf_col *c, const char *title, struct json_object *person) {
         pdf_heading(p, c, title);
@@ -496,7 +459,7 @@ static int pdf_certificate(struct pdf *p, struct json_object *rep, const char *h
         pdf_row(p, &l, "Started", pdf_time(rep, "started_at", a, sizeof(a)), 1);
         pdf_row(p, &l, "Ended", pdf_time(rep, "ended_at", a, sizeof(a)), 1);
         pdf_row(p, &l, "Duration", pdf_has_num(rep, "duration_s") ?
-                pdf_duration(output_get_double(rep, "duration_s", 0), a, sizeof(a)) : NULL, 1);
+                pdf_format_duration(output_get_double(rep, "duration_s", 0), a, sizeof(a)) : NULL, 1);
         pdf_row(p, &r, "Verification", pdf_str(san, "verification_method"), 1);
         pdf_row(p, &r, "Result", pdf_str(san, "verification_result") ?: pdf_str(ver, "result"), 1);
         if (ver)
@@ -552,7 +515,7 @@ static int pdf_certificate(struct pdf *p, struct json_object *rep, const char *h
         else
                 snprintf(file, sizeof(file), "/var/lib/wiped/reports/%" PRId64 ".json", job);
         pdf_row_font(p, &l, "Report file", file, 2, true);
-        pdf_key_path(p->o, file, key, sizeof(key));
+        pdf_format_key_path(p->o, file, key, sizeof(key));
         pdf_row_font(p, &l, "Report SHA-256", hash, 2, true);
         snprintf(a, sizeof(a), "wipectl report --check %s --key %s", file, key);
         pdf_row_font(p, &l, "Check signature", a, 3, true);
@@ -663,8 +626,8 @@ static void pdf_summary(struct pdf *p, struct json_object *const *reports, size_
         snprintf(a, sizeof(a), "%zu", n);
         pdf_row(p, &c, "Drives", a, 1);
         if (first >= 0 && last >= 0)
-                snprintf(a, sizeof(a), "%s to %s", pdf_time_t((time_t) first, t1, sizeof(t1)),
-                         pdf_time_t((time_t) last, t2, sizeof(t2)));
+                snprintf(a, sizeof(a), "%s to %s", pdf_format_time((time_t) first, t1, sizeof(t1)),
+                         pdf_format_time((time_t) last, t2, sizeof(t2)));
         pdf_row(p, &c, "Time range", first >= 0 && last >= 0 ? a : NULL, 1);
         snprintf(a, sizeof(a), "%s%s", host ? host : "?", hosts ? " and others (see each certificate)" : "");
         pdf_row(p, &c, "Host", host ? a : NULL, 1);

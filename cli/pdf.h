@@ -25,6 +25,17 @@ struct pdf_options {
                                          * host-key.pub next to the report's reports/ directory */
 };
 
+/* pdf-format.c: the pieces of text that need no drawing. */
+
+/* UNIX seconds as ISO 8601 UTC, "2026-12-02T11:36:49Z" ("?" when it cannot be shown). Returns buf. */
+const char *pdf_format_time(time_t t, char *buf, size_t n);
+/* Seconds as "2 h 03 min 04 s (7384.0 s)", "4 min 05 s (245.0 s)" or "12.5 s". Returns buf. */
+const char *pdf_format_duration(double s, char *buf, size_t n);
+/* The public key file that the check command of the report file file names: o->key_path when set
+ * (o may be NULL), else host-key.pub of the state directory whose reports/ holds the file
+ * ("/srv/w/reports/3.json": "/srv/w/host-key.pub"), else /var/lib/wiped/host-key.pub. Returns buf. */
+const char *pdf_format_key_path(const struct pdf_options *o, const char *file, char *buf, size_t n);
+
 /* The report ID of a signed report object: the lower-case hex SHA-256 of report_render(report),
  * which is the bytes of its file. 0, -ENOMEM or -EIO. */
 int pdf_report_hash(struct json_object *report, char out[PDF_HASH_SIZE]);
