@@ -145,25 +145,52 @@ static int cmd_pdf_check(const struct wipectl_options *opts, const struct cmd_re
         return cmd_pdf_write(opts, a, &rep, ids, 1);
 }
 
-/* JOB...: each job's report from the daemon, on one connection. Only signed reports: a job that has
- * not ended has none, and a certificate of a wipe still running would certify nothing. */
+/* The signed report of job id, asked on the connected client c, in *ret. -1 when it is there, else
+ * the exit status of the error reported. Only signed reports: a job that has not ended has none,
+ * and a certificate of a wipe still running would certify nothing. */
+static int cmd_pdf_fetch(struct client *c, const char *socket_path, int64_t id, struct json_object **ret) {
+        _cleanup_json_ struct json_object *req = protocol_request_new(0, PROTOCOL_OP_REPORT), *reply = NULL;
+        struct json_object *rep = NULL;
+        int r;
+
+        if (!req || json_object_object_add(req, "job", json_object_new_int64(id)) < 0) {
+                wipectl_error("report: out of memory");
+                return WIPECTL_EXIT_FAILURE;
+        }
+        r = client_call(c, req, &reply);
+        if (r < 0)
+                return client_translate_errno(c, r);
+        if (!json_object_object_get_ex(reply, "report", &rep) || !json_object_is_type(rep, json_type_object)) {
+                wipectl_error("%s: reply without \"report\"", socket_path);
+                return WIPECTL_EXIT_FAILURE;
+        }
+        if (!json_object_object_get_ex(rep, "signature", NULL)) {
+                wipectl_error("job %" PRId64 ": its report is not signed yet (the job has not ended): no certificate", id);
+                return WIPECTL_EXIT_FAILURE;
+        }
+        *ret = json_object_get(rep);
+        return -1;
+}
+
+/* JOB...: each job's report from the daemon, on one connection, then their certificates. */
 static int cmd_pdf_jobs(const struct cmd_entry *self, const struct wipectl_options *opts,
                         const struct cmd_report_pdf *a, int argc, char **argv) {
-        _cleanup_free_ int64_t *ids = NULL;
         struct json_object **reports = NULL;
         struct client c = CLIENT_INIT;
+        int64_t *ids = NULL;
         size_t n = 0, got = 0;
-        int r, status = WIPECTL_EXIT_OK;
+        int r, status;
 
-        r = cmd_operand_jobs(self, argc, argv, &ids, &n);
-        if (r >= 0)
-                return r;
+        status = cmd_operand_jobs(self, argc, argv, &ids, &n);
+        if (status >= 0)
+                return status;
         if (n == 0)
                 return cmd_usage_error(self, "no job given");
         reports = calloc(n, sizeof(*reports));
         if (!reports) {
                 wipectl_error("report: out of memory");
-                return WIPECTL_EXIT_FAILURE;
+                status = WIPECTL_EXIT_FAILURE;
+                goto out;
         }
         r = client_connect(&c, opts->socket_path);
         if (r < 0) {
@@ -171,31 +198,9 @@ static int cmd_pdf_jobs(const struct cmd_entry *self, const struct wipectl_optio
                 goto out;
         }
         for (; got < n; got++) {
-                _cleanup_json_ struct json_object *req = protocol_request_new(0, PROTOCOL_OP_REPORT), *reply = NULL;
-                struct json_object *rep = NULL;
-
-                if (!req || json_object_object_add(req, "job", json_object_new_int64(ids[got])) < 0) {
-                        wipectl_error("report: out of memory");
-                        status = WIPECTL_EXIT_FAILURE;
+                status = cmd_pdf_fetch(&c, opts->socket_path, ids[got], &reports[got]);
+                if (status >= 0)
                         goto out;
-                }
-                r = client_call(&c, req, &reply);
-                if (r < 0) {
-                        status = client_translate_errno(&c, r);
-                        goto out;
-                }
-                if (!json_object_object_get_ex(reply, "report", &rep) || !json_object_is_type(rep, json_type_object)) {
-                        wipectl_error("%s: reply without \"report\"", opts->socket_path);
-                        status = WIPECTL_EXIT_FAILURE;
-                        goto out;
-                }
-                if (!json_object_object_get_ex(rep, "signature", NULL)) {
-                        wipectl_error("job %" PRId64 ": its report is not signed yet (the job has not ended): no "
-                                      "certificate", ids[got]);
-                        status = WIPECTL_EXIT_FAILURE;
-                        goto out;
-                }
-                reports[got] = json_object_get(rep);
         }
         client_close(&c);
         status = cmd_pdf_write(opts, a, reports, NULL, n);
@@ -204,6 +209,7 @@ out:
         for (size_t i = 0; i < got; i++)
                 json_object_put(reports[i]);
         free(reports);
+        free(ids);
         return status;
 }
 

@@ -210,6 +210,12 @@ expect_exit 1 wipectl report --pdf "$TEST_DIR/running.pdf" "$id3"
 grep -q "job $id3: its report is not signed yet" "$TEST_DIR/err" || fail "a running job's refusal: $(cat "$TEST_DIR/err")"
 [ ! -e "$TEST_DIR/running.pdf" ] || fail "a certificate was written for a running job"
 wipectl cancel "$id3" > /dev/null || fail "cancel $id3 exited $?"
+# An unknown job: the exit status of "report JOB", and no file.
+wipectl report 999 > /dev/null 2>&1
+unknown=$?
+[ "$unknown" != 0 ] || hard_error "report of an unknown job exited 0"
+expect_exit "$unknown" wipectl report --pdf "$TEST_DIR/unknown.pdf" "$id1" 999
+[ ! -e "$TEST_DIR/unknown.pdf" ] || fail "a PDF was written though job 999 is unknown"
 expect_exit 2 wipectl report --summary-only "$id1"
 expect_exit 2 wipectl report --pdf "$TEST_DIR/x.pdf" --keys "$id1"
 expect_exit 2 wipectl report --pdf "$TEST_DIR/x.pdf"
