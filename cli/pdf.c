@@ -476,9 +476,13 @@ static int pdf_certificate(struct pdf *p, struct json_object *rep, const char *h
                 struct json_object *errors = pdf_arr(rep, "errors");
                 size_t ne = errors ? json_object_array_length(errors) : 0;
 
+                struct json_object *e = ne > 0 ? json_object_array_get_idx(errors, 0) : NULL;
+
+                /* The errors of a report are {"code","message"}; the first, and how many more. */
                 if (ne > 0)
-                        output_error_line(json_object_array_get_idx(errors, 0), b, sizeof(b));
-                pdf_row(p, &r, "Errors", !errors ? NULL : ne == 0 ? "none" : b, 2);
+                        snprintf(b, sizeof(b), "%s (%s)%s", pdf_str(e, "message") ?: "?", pdf_str(e, "code") ?: "?",
+                                 ne > 1 ? "; more in the report" : "");
+                pdf_row(p, &r, "Errors", !errors ? NULL : ne == 0 ? "none" : b, 3);
         }
         pdf_row(p, &r, "SMART policy", pdf_str(rep, "smart_policy"), 1);
         c.y = l.y > r.y ? l.y : r.y;

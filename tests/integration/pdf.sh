@@ -172,7 +172,7 @@ jq --arg note "$note" '. + {
                        reallocated_sectors: 0, pending_sectors: 0, offline_uncorrectable: 0, nvme_percentage_used: null,
                        nvme_media_errors: null, nvme_critical_warning: null, temperature_c: 31},
         smart_after: {available: false, reason: "no SMART: loop device"},
-        smart_policy: "flag",
+        smart_policy: "flag", errors: [{code: "EIO", message: "write failed at byte 4096"}],
         overall_status: "erased with exceptions", exceptions: ["verification sampled only (1%)", "hidden area present (HPA/DCO)"]
 }' "$STATE/reports/$id1.json" | "$SIGN_REPORT" "$STATE" > "$TEST_DIR/full.json" || hard_error "cannot make the full report"
 wipectl report --check "$TEST_DIR/full.json" > /dev/null 2>&1 || hard_error "the full report does not check"
@@ -185,7 +185,7 @@ for v in "ERASED WITH EXCEPTIONS" "verification sampled only (1%)" ASSET-4711 "M
         resale HDD Seagate ST4000DM004-2CV104 ZFN0ABCD 0x5000c500a1b2c3d4 "Ada Operator" Technician "Vera Verifier" \
         "QA lead" "Recyclers Ltd" "Bay 3" ada@example.org "Dell Inc." "PowerEdge R740" 7XYZ123 \
         4c4c4544-0037-5810-8031-b7c04f4a3132 Clear overwrite "full read-back" "overall health PASSED" "12345 h powered on" \
-        "not available: no SMART: loop device" "Zürich Zürich" Signature; do
+        "not available: no SMART: loop device" "Zürich Zürich" Signature "write failed at byte 4096 (EIO)"; do
         has_joined "$v" "$v"
 done
 full_hash=$(sha256sum "$TEST_DIR/full.json" | cut -d' ' -f1)
