@@ -306,14 +306,17 @@ static int cmd_job_when(const struct cmd_entry *self, const char *name, const ch
         return -1;
 }
 
-/* report --all [--since WHEN] [--until WHEN] [--batch ID] [--format jsonl|csv] [JOB...]. */
+/* report --all [--since WHEN] [--until WHEN] [--batch ID] [--format jsonl|csv] [JOB...]; with pdf
+ * (--pdf FILE), the certificates of the reports selected instead. */
 static int cmd_job_report_all(const struct cmd_entry *self, const struct wipectl_options *opts,
-                              const struct cmd_job_export *e, int argc, char **argv) {
+                              const struct cmd_job_export *e, struct cmd_report_pdf *pdf, int argc, char **argv) {
         struct export_selection sel = { .since = -1, .until = -1, .batch = e->batch };
         enum export_format format = EXPORT_JSONL;
         _cleanup_free_ int64_t *jobs = NULL;
         int r;
 
+        if (pdf && e->format)
+                return cmd_usage_error(self, "--format and --pdf exclude each other");
         if (e->format && strcmp(e->format, "csv") == 0)
                 format = EXPORT_CSV;
         else if (e->format && strcmp(e->format, "jsonl") != 0)
@@ -341,16 +344,23 @@ static int cmd_job_report_all(const struct cmd_entry *self, const struct wipectl
         if (r >= 0)
                 return r;
         sel.jobs = jobs;
+        if (pdf) {
+                pdf->select = &sel;
+                optind = argc;  /* the JOBs are in the selection */
+                return cmd_report_pdf(self, opts, pdf, argc, argv);
+        }
         return export_run(opts, &sel, format);
 }
 
 static int cmd_job_report_exec(const struct cmd_entry *self, const struct wipectl_options *opts, int argc,
                                char **argv) {
         /* Values above any char: "--keys=x" or "--check" without a file are reported by name. */
-        enum { OPT_KEYS = 0x100, OPT_CHECK, OPT_KEY };
+        enum { OPT_KEYS = 0x100, OPT_CHECK, OPT_KEY, OPT_PDF, OPT_SUMMARY_ONLY };
         /* report --all's. */
         enum { OPT_ALL = 0x180, OPT_SINCE, OPT_UNTIL, OPT_BATCH, OPT_FORMAT, OPT_PAGE_SIZE };
         static const struct option options[] = {
+                { "pdf", required_argument, NULL, OPT_PDF },
+                { "summary-only", no_argument, NULL, OPT_SUMMARY_ONLY },
                 { "keys", no_argument, NULL, OPT_KEYS },
                 { "check", required_argument, NULL, OPT_CHECK },
                 { "key", required_argument, NULL, OPT_KEY },
@@ -365,6 +375,7 @@ static int cmd_job_report_exec(const struct cmd_entry *self, const struct wipect
         };
         _cleanup_json_ struct json_object *request = NULL;
         const char *check = NULL, *key = NULL;
+        struct cmd_report_pdf pdf = {};
         bool keys = false;
         struct cmd_job_export export = {};
         int opt, r;
@@ -398,16 +409,31 @@ static int cmd_job_report_exec(const struct cmd_entry *self, const struct wipect
                 case OPT_KEY:
                         key = optarg;
                         break;
+                case OPT_PDF:
+                        pdf.file = optarg;
+                        break;
+                case OPT_SUMMARY_ONLY:
+                        pdf.summary_only = true;
+                        break;
                 default:
                         return cmd_option_other(self, argv, opt);
                 }
+        if (pdf.summary_only && !pdf.file)
+                return cmd_usage_error(self, "--summary-only needs --pdf");
         if (export.all) {
                 if (keys || check || key)
                         return cmd_usage_error(self, "--all excludes --keys, --check and --key");
-                return cmd_job_report_all(self, opts, &export, argc, argv);
+                return cmd_job_report_all(self, opts, &export, pdf.file ? &pdf : NULL, argc, argv);
         }
         if (export.since || export.until || export.batch || export.format || export.page_size)
                 return cmd_usage_error(self, "--since, --until, --batch, --format and --page-size need --all");
+        if (pdf.file) {
+                if (keys)
+                        return cmd_usage_error(self, "--keys and --pdf exclude each other (a certificate holds no keys)");
+                pdf.check = check;
+                pdf.key = key;
+                return cmd_report_pdf(self, opts, &pdf, argc, argv);
+        }
         if (check) {
                 if (keys)
                         return cmd_usage_error(self, "--keys and --check exclude each other");
@@ -490,8 +516,10 @@ const struct cmd_entry cmd_list_entry = {
 const struct cmd_entry cmd_report_entry = {
         .name = "report",
         .args = "[--keys] JOB | --check FILE [--key PEMFILE] | --all [--since WHEN] [--until WHEN] [--batch ID] "
-                "[--format jsonl|csv] [JOB...]",
-        .summary = "Show the wipe report of a job, check the signature of a report file, or export reports",
+                "[--format jsonl|csv | --pdf FILE [--summary-only]] [JOB...] | --pdf FILE [--summary-only] JOB... | "
+                "--pdf FILE --check FILE [--key PEMFILE]",
+        .summary = "Show the wipe report of a job, check the signature of a report file, export reports or "
+                   "make certificates",
         .help = "  --keys               include each pass's key and the openssl command that checks\n"
                 "                       the device (needs root)\n"
                 "  --check FILE         check a report file (\"-\": standard input) instead: its\n"
@@ -508,7 +536,12 @@ const struct cmd_entry cmd_report_entry = {
                 "  --format FORMAT      with --all: jsonl (JSON lines, the default; each line passes\n"
                 "                       --check) or csv (a header, then a row a report: wipectl(1)\n"
                 "                       EXPORT)\n"
-                "  --page-size N        with --all: reports per request (1-1000, default 1000)\n",
+                "  --page-size N        with --all: reports per request (1-1000, default 1000)\n"
+                "  --pdf FILE           write the certificate of sanitization of each JOB (\"-\":\n"
+                "                       standard output), after a batch summary when there are\n"
+                "                       several; with --check, of that report file once checked\n"
+                "  --summary-only       with --pdf: the batch summary only\n"
+                "                       (--pdf with --all: of the reports --all selects)\n",
         .exec = cmd_job_report_exec,
 };
 

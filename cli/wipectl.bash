@@ -162,8 +162,8 @@ _wipectl() {
                 positional=ended
                 ;;
         report)
-                opts="--keys --check --key --help"
-                args_opts="--check --key"
+                opts="--keys --check --key --pdf --summary-only --help"
+                args_opts="--check --key --pdf"
                 # report --all: the export.
                 opts+=" --all --since --until --batch --format --page-size"
                 args_opts+=" --since --until --batch --format --page-size"
@@ -230,7 +230,7 @@ _wipectl() {
         # The value of an option.
         if [ -n "$prev" ] && [[ " $args_opts " == *" $prev "* ]]; then
                 case $prev in
-                --check | --key | --expect)
+                --check | --key | --expect | --pdf)
                         compopt -o filenames 2>/dev/null
                         COMPREPLY=($(compgen -f -- "$cur"))
                         ;;

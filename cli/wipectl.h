@@ -137,6 +137,22 @@ extern const struct cmd_entry cmd_forget_entry;
 extern const struct cmd_entry cmd_report_entry;
 extern const struct cmd_entry cmd_version_entry;
 
+/* cmd-pdf.c: report --pdf */
+struct export_selection;
+struct cmd_report_pdf {
+        const char *file;               /* --pdf FILE ("-": standard output) */
+        const char *check;              /* --check REPORT: a report file instead of jobs, or NULL */
+        const char *key;                /* --key PEMFILE with --check, or NULL */
+        bool summary_only;              /* --summary-only: no page per drive */
+        const struct export_selection *select; /* --all's selection instead of JOB operands, or NULL */
+};
+/* report --pdf: the certificates of the JOB operands argv[optind..argc) (their signed reports, from
+ * the daemon), of the reports a->select selects (--all), or of the report file a->check after
+ * checking its signature. Returns an exit status;
+ * built without PDF support (configure --disable-pdf), says so and returns WIPECTL_EXIT_FAILURE. */
+int cmd_report_pdf(const struct cmd_entry *self, const struct wipectl_options *opts, const struct cmd_report_pdf *a,
+                   int argc, char **argv);
+
 /* client.c */
 
 /* Where the last error of a client came from; decides its exit status. */

@@ -93,6 +93,10 @@ done
 comp_has "--method --passes --verify --seed --cipher --max-rate --queue-depth --io-size --yes --no-wait --help" wipectl wipe --
 comp_has "--interval" wipectl watch --
 comp_has "--all" wipectl list --
+comp_has "--pdf --summary-only" wipectl report --
+# report --pdf FILE: a file name (the PDF to write).
+touch "$TEST_DIR/cert-a.pdf"
+comp_is "$TEST_DIR/cert-a.pdf" wipectl report --pdf "$TEST_DIR/cert-"
 comp_is "--method --max-rate --max-bad" wipectl wipe --m
 # Nothing but options and nothing at all after commands without arguments.
 comp_is "" wipectl version ''
