@@ -211,12 +211,14 @@ struct json_object *state_record_json(struct job *job) {
                 add(o, "policy", json_object_new_string(job->policy));
         /* Since issue 20: the sanitization record as submitted (older records have none: nothing
          * recorded, no batch). */
-        e = json_object_new_object();
-        if (e && job_record_json_add(&job->record, e) < 0) {
-                json_object_put(e);
-                e = NULL;
+        if (job->record.batch[0]) {
+                e = json_object_new_object();
+                if (e && job_record_json_add(&job->record, e) < 0) {
+                        json_object_put(e);
+                        e = NULL;
+                }
+                add(o, "record", e);
         }
-        add(o, "record", e);
         add(o, "cipher", json_object_new_string(keystream_cipher_name(job->cipher)));
         add(o, "verify", json_object_new_string(verify_mode_name(job->verify)));
         add(o, "verify_percent", json_object_new_double(job->verify_percent));
