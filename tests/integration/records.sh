@@ -85,6 +85,7 @@ done
 s=$(wipectl --json status "$id_a")
 jq_is "$s" .jobs[0].batch "$batch_a" "status of $id_a"
 jq_is "$s" .jobs[0].asset_tag AT-0001 "status of $id_a"
+wipectl status "$id_a" | grep -qx "job $id_a: asset tag AT-0001" || fail "status $id_a text: $(wipectl status "$id_a")"
 # The text: the record section, its overall status first.
 wipectl report "$id_a" > "$TEST_DIR/text" || fail "report $id_a exited $?"
 grep -A1 '^Sanitization record$' "$TEST_DIR/text" | grep -qE '^  Overall status: +erased$' ||
