@@ -106,8 +106,8 @@ static void report_add_context(struct job *job, struct json_object *o) {
         json_add(o, "max_bad_bytes", json_object_new_uint64(job->max_bad));
 }
 
-/* How the drive was sanitized, in the words of a certificate: the technique of its passes (the
- * last firmware erase written, else what the writes were). Job lock held. */
+/* How the drive was sanitized, in the words of a certificate: the technique of its passes (a
+ * firmware erase written, else what the writes were). Job lock held. */
 static const char *sanitization_technique(const struct job *job) {
         const char *t = NULL;
 

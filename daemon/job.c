@@ -506,8 +506,10 @@ static struct json_object *job_plan_json(const struct job *job) {
         json_object_object_add(o, "work_total_bytes", json_object_new_uint64(job->work_total));
         /* The sanitization record the job would carry (wiped(8) "REPORTS"). */
         json_object_object_add(o, "media_type", json_object_new_string(job_media_type(&job->info)));
-        if (job_record_json_add(&job->record, o) < 0)
+        if (job_record_json_add(&job->record, o) < 0) {
+                json_object_put(est);
                 return NULL;
+        }
         /* Writes and verification reads at the rate; a firmware erase takes the drive's own time. */
         json_object_object_add(est, "duration_s", rate > 0 ? json_object_new_int64((int64_t) ((double) job->work_total / rate + 0.5)) : NULL);
         json_object_object_add(est, "rate_bps", rate > 0 ? json_object_new_int64((int64_t) rate) : NULL);
