@@ -451,8 +451,10 @@ int job_record_overall(struct json_object *o) {
         if (json_object_object_get_ex(o, "hidden_area", &v) && json_object_is_type(v, json_type_object) &&
             !((s = member_str(v, "action")) && strcmp(s, "restored") == 0))
                 add_str(ex, "hidden area present (HPA/DCO)");
-        /* A sample that passed says nothing of the rest of the device. */
-        if (mode && strcmp(mode, "sample") == 0 && result && strcmp(result, "passed") == 0) {
+        /* A sample that passed says nothing of the rest of the device; a firmware erase is
+         * checked by its own proof instead ("by"), whatever the mode planned. */
+        if (mode && strcmp(mode, "sample") == 0 && result && strcmp(result, "passed") == 0 &&
+            !json_object_object_get_ex(ver, "by", NULL)) {
                 struct json_object *pct;
 
                 if (json_object_object_get_ex(ver, "percent", &pct) && pct)

@@ -244,6 +244,9 @@ static void test_overall(void **state) {
                 "erased with exceptions", "drive health: SMART overall-health FAILED");
         overall("{\"state\":\"done\"," WRITTEN ",\"verification\":{\"mode\":\"last\",\"result\":\"passed\"},"
                 "\"smart_before\":{\"available\":false,\"passed\":null}}", "erased", "");
+        /* A firmware erase's proof is its verification, whatever the mode planned. */
+        overall("{\"state\":\"done\"," WRITTEN ",\"verification\":{\"mode\":\"sample\",\"percent\":10,"
+                "\"by\":\"firmware erase proof\",\"result\":\"passed\"}}", "erased", "");
         /* A sample cut short was not a sample that passed. */
         overall("{\"state\":\"done\"," WRITTEN ",\"verification\":{\"mode\":\"sample\",\"percent\":10,\"result\":\"not run\"}}",
                 "erased with exceptions", "verification not run");
