@@ -13,7 +13,8 @@ b=$(make_loop 16M)
 c=$(make_loop 16M)
 big=$(make_loop 1G)
 conf=$TEST_DIR/wiped.conf
-cat > "$conf" <<'EOF'
+cat > "$conf" <<EOF
+job-end-hook = echo "\$WIPED_JOB \$WIPED_BATCH \$WIPED_ASSET_TAG" >> $TEST_DIR/hook.out
 destination = reuse
 operator-name = Conf Operator
 operator-organization = Conf Org
@@ -81,6 +82,9 @@ for pair in vendor:sys_vendor product:product_name serial:product_serial uuid:pr
         case $want in ''|'To be filled by O.E.M.'|'Default string'|None|'Not Specified'|'System Serial Number') want=null ;; esac
         [ "$got" = "$want" ] || fail "report of $id_a: host.dmi.$key is '$got', $file says '$want'"
 done
+# The end hook has the asset tag and the batch (for a label).
+hook_saw() { grep -qx "$id_a $batch_a AT-0001" "$TEST_DIR/hook.out" 2>/dev/null; }
+wait_until 30 "the end hook of job $id_a with its asset tag" hook_saw
 # Status and list carry the batch and the record too.
 s=$(wipectl --json status "$id_a")
 jq_is "$s" .jobs[0].batch "$batch_a" "status of $id_a"
