@@ -584,6 +584,25 @@ static void test_merge(void **state) {
         conffile_done(&b);
 }
 
+/* The record keys: text of at most 256 bytes without control characters. */
+static void test_record_keys(void **state) {
+        struct conffile c = {};
+        char msg[128], big[300];
+
+        (void) state;
+        assert_int_equal(conffile_set(&c, CONFFILE_OPERATOR_NAME, "Ana Müller", msg, sizeof(msg)), 0);
+        assert_string_equal(c.operator_person[0], "Ana Müller");
+        assert_int_equal(conffile_set(&c, CONFFILE_VERIFIER_CONTACT, "a\x1b[31mb", msg, sizeof(msg)), -EINVAL);
+        assert_non_null(strstr(msg, "control characters"));
+        memset(big, 'x', sizeof(big));
+        big[256] = '\0';
+        assert_int_equal(conffile_set(&c, CONFFILE_DESTINATION, big, msg, sizeof(msg)), 0);
+        big[256] = 'x';
+        big[257] = '\0';
+        assert_int_equal(conffile_set(&c, CONFFILE_DESTINATION, big, msg, sizeof(msg)), -EINVAL);
+        conffile_done(&c);
+}
+
 static void test_keys(void **state) {
         enum conffile_key k;
 
@@ -765,6 +784,7 @@ int main(void) {
                 cmocka_unit_test(test_check),
                 cmocka_unit_test(test_merge),
                 cmocka_unit_test(test_keys),
+                cmocka_unit_test(test_record_keys),
                 cmocka_unit_test(test_roundtrip),
                 cmocka_unit_test(test_match),
                 cmocka_unit_test(test_load),
