@@ -34,7 +34,55 @@ struct cmd_wipe_settings {
         uint64_t io_size;               /* --io-size, 0: the daemon's buffer size */
         bool dry_run;                   /* --dry-run: every check and the plan, nothing written */
         const char *expect;             /* --expect FILE: a probe --json whose identities must still hold */
+        /* The sanitization record (wiped(8) "REPORTS"): NULL where not given (the daemon's defaults). */
+        const char **asset_tags;        /* --asset-tag, once per device in order (malloc'd) */
+        size_t n_asset_tags;
+        const char *customer, *note, *destination;
+        const char *person[2][5];       /* --operator-*, --verifier-*: name, title, organization, location, contact */
 };
+
+static const char *const wipe_person_keys[5] = { "name", "title", "organization", "location", "contact" };
+static const char *const wipe_person_objects[2] = { "operator", "verifier" };
+
+/* The record fields of w into the submit request req: 0, or -ENOMEM. */
+static int cmd_wipe_record(struct json_object *req, const struct cmd_wipe_settings *w) {
+        const char *const texts[][2] = { { "customer", w->customer }, { "note", w->note },
+                                         { "destination", w->destination } };
+
+        if (w->n_asset_tags == 1 &&
+            json_object_object_add(req, "asset_tag", json_object_new_string(w->asset_tags[0])) < 0)
+                return -ENOMEM;
+        if (w->n_asset_tags > 1) {
+                struct json_object *a = json_object_new_array();
+
+                if (!a || json_object_object_add(req, "asset_tags", a) < 0) {
+                        json_object_put(a);
+                        return -ENOMEM;
+                }
+                for (size_t i = 0; i < w->n_asset_tags; i++)
+                        if (json_object_array_add(a, json_object_new_string(w->asset_tags[i])) < 0)
+                                return -ENOMEM;
+        }
+        for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+                if (texts[i][1] && json_object_object_add(req, texts[i][0], json_object_new_string(texts[i][1])) < 0)
+                        return -ENOMEM;
+        for (unsigned who = 0; who < 2; who++) {
+                struct json_object *o = NULL;
+
+                for (unsigned k = 0; k < 5; k++) {
+                        if (!w->person[who][k])
+                                continue;
+                        if (!o && (!(o = json_object_new_object()) ||
+                                   json_object_object_add(req, wipe_person_objects[who], o) < 0)) {
+                                json_object_put(o);
+                                return -ENOMEM;
+                        }
+                        if (json_object_object_add(o, wipe_person_keys[k], json_object_new_string(w->person[who][k])) < 0)
+                                return -ENOMEM;
+                }
+        }
+        return 0;
+}
 
 /* Print the method, its passes and the verification on stderr for the confirmation:
  *   Method:  dod-3pass (legacy: adds no security over one pass on modern drives)
@@ -220,6 +268,8 @@ static struct json_object *cmd_wipe_request(char **devices, size_t n, const stru
                 return NULL;
         if (w->dry_run && json_object_object_add(req, "dry_run", json_object_new_boolean(true)) < 0)
                 return NULL;
+        if (cmd_wipe_record(req, w) < 0)
+                return NULL;
         return TAKE_PTR(req);
 }
 
@@ -256,7 +306,8 @@ static int cmd_wipe_ids(const struct client *c, struct json_object *reply, int64
 static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv, struct cmd_wipe_settings *w,
                             bool *yes, bool *no_wait) {
         enum { ARG_CIPHER = 0x100, ARG_NO_WAIT, ARG_METHOD, ARG_PASSES, ARG_VERIFY, ARG_SEED, ARG_RATE, ARG_QD,
-               ARG_IO_SIZE, ARG_MAX_BAD, ARG_EXPECT };
+               ARG_IO_SIZE, ARG_MAX_BAD, ARG_EXPECT, ARG_ASSET_TAG, ARG_CUSTOMER, ARG_NOTE, ARG_DESTINATION,
+               ARG_PERSON /* ..ARG_PERSON + 9: operator-name..verifier-contact */ };
         enum verify_mode mode;
         static const struct option options[] = {
                 { "cipher", required_argument, NULL, ARG_CIPHER },
@@ -272,6 +323,20 @@ static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv,
                 { "dry-run", no_argument, NULL, 'n' },
                 { "no-wait", no_argument, NULL, ARG_NO_WAIT },
                 { "expect", required_argument, NULL, ARG_EXPECT },
+                { "asset-tag", required_argument, NULL, ARG_ASSET_TAG },
+                { "customer", required_argument, NULL, ARG_CUSTOMER },
+                { "note", required_argument, NULL, ARG_NOTE },
+                { "destination", required_argument, NULL, ARG_DESTINATION },
+                { "operator-name", required_argument, NULL, ARG_PERSON },
+                { "operator-title", required_argument, NULL, ARG_PERSON + 1 },
+                { "operator-organization", required_argument, NULL, ARG_PERSON + 2 },
+                { "operator-location", required_argument, NULL, ARG_PERSON + 3 },
+                { "operator-contact", required_argument, NULL, ARG_PERSON + 4 },
+                { "verifier-name", required_argument, NULL, ARG_PERSON + 5 },
+                { "verifier-title", required_argument, NULL, ARG_PERSON + 6 },
+                { "verifier-organization", required_argument, NULL, ARG_PERSON + 7 },
+                { "verifier-location", required_argument, NULL, ARG_PERSON + 8 },
+                { "verifier-contact", required_argument, NULL, ARG_PERSON + 9 },
                 WATCH_LONG_OPTIONS,
                 { "help", no_argument, NULL, 'h' },
                 {}
@@ -344,6 +409,29 @@ static int cmd_wipe_options(const struct cmd_entry *self, int argc, char **argv,
                         break;
                 case 'y':
                         *yes = true;
+                        break;
+                case ARG_ASSET_TAG: {
+                        const char **a = realloc(w->asset_tags, (w->n_asset_tags + 1) * sizeof(*a));
+
+                        if (!a) {
+                                wipectl_error("wipe: out of memory");
+                                return WIPECTL_EXIT_FAILURE;
+                        }
+                        a[w->n_asset_tags++] = optarg;
+                        w->asset_tags = a;
+                        break;
+                }
+                case ARG_CUSTOMER:
+                        w->customer = optarg;
+                        break;
+                case ARG_NOTE:
+                        w->note = optarg;
+                        break;
+                case ARG_DESTINATION:
+                        w->destination = optarg;
+                        break;
+                case ARG_PERSON ... ARG_PERSON + 9:
+                        w->person[(opt - ARG_PERSON) / 5][(opt - ARG_PERSON) % 5] = optarg;
                         break;
                 case 'n':
                         w->dry_run = true;
@@ -434,7 +522,10 @@ static void cmd_wipe_plan_text(struct json_object *plan) {
                 printf("  Estimate:  rate unknown (no finished wipe of this device to measure by; --max-rate sets one)");
         if (json_object_object_get_ex(est, "firmware_not_counted", &v) && json_object_get_boolean(v))
                 printf(", plus the drive's own time for its firmware erase");
-        putchar('\n');
+        putchar('\n');        /* The sanitization record the job would carry. */
+        printf("  Record:\n");
+        printf("    %-20s %s\n", "Media type:", output_get_string(plan, "media_type", "not recorded"));
+        output_record_text(plan, "    ");
 }
 
 /* wipe --dry-run: the submit with "dry_run", its plans printed; no confirmation (nothing is
@@ -510,6 +601,7 @@ static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_opti
         _cleanup_json_ struct json_object *request = NULL, *reply = NULL, *confirmed = NULL;
         _cleanup_free_ int64_t *ids = NULL;
         _cleanup_free_ struct pass *passes = NULL;
+        _cleanup_free_ const char **asset_tags = NULL;
         _cleanup_free_ char **devices = NULL;
         struct cmd_wipe_settings w = {};
         struct client c = CLIENT_INIT;
@@ -519,11 +611,17 @@ static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_opti
 
         r = cmd_wipe_options(self, argc, argv, &w, &yes, &no_wait);
         passes = w.passes; /* freed on every return */
+        asset_tags = w.asset_tags;
         if (r >= 0)
                 return r;
         r = cmd_probe_operands(self, argc, argv, true, &devices, &ndevices);
         if (r >= 0)
                 return r;
+        /* An asset tag names one drive: one each, in the order of the devices. */
+        if (w.n_asset_tags > 0 && w.n_asset_tags != ndevices)
+                return cmd_usage_error(self, "--asset-tag given %zu time%s for %zu devices (give it once per device, "
+                                       "in the order of the devices)", w.n_asset_tags, w.n_asset_tags == 1 ? "" : "s",
+                                       ndevices);
 
         if (w.expect) {
                 r = cmd_wipe_expect(w.expect, devices, ndevices, &confirmed);
@@ -563,7 +661,9 @@ static int cmd_wipe_exec(const struct cmd_entry *self, const struct wipectl_opti
 const struct cmd_entry cmd_wipe_entry = {
         .name = "wipe",
         .args = "[--method NAME | --passes LIST] [--verify MODE] [--seed N] [--cipher NAME] [--max-rate RATE] "
-                "[--queue-depth N] [--io-size SIZE] [--max-bad SIZE] [--yes] [--dry-run] [--no-wait] [--reconnect-timeout S] [--progress-interval S] DEVICE...",
+                "[--queue-depth N] [--io-size SIZE] [--max-bad SIZE] [--asset-tag S]... [--customer S] [--note S] "
+                "[--destination S] [--operator-FIELD S] [--verifier-FIELD S] "
+                "[--yes] [--dry-run] [--no-wait] [--reconnect-timeout S] [--progress-interval S] DEVICE...",
         .summary = "Overwrite devices, verify them, and wait for the jobs",
         .help = "  --method NAME        random (default), zero, random-zero, zeroout, discard,\n"
                 "                       secure-discard, dod-3pass, schneier, gutmann\n"
@@ -580,6 +680,25 @@ const struct cmd_entry cmd_wipe_entry = {
                 "  --io-size SIZE       bytes per I/O (default: the daemon's buffer size, 1M)\n"
                 "  --max-bad SIZE       bad sectors skipped before the job fails (default: the daemon's, 16M;\n"
                 "                       0: fail at the first)\n"
+                "  --asset-tag S        the drive's asset tag for its record; once per device, in order\n"
+                "  --customer S         the customer or source of the drives\n"
+                "  --note S             a note for the record (up to 1024 bytes)\n"
+                "  --destination S      what becomes of the drives: reuse, resale, recycle, destruction...\n"
+                "                       (default: wiped.conf destination)\n"
+                "  --operator-name S    who performs the sanitization: name, and\n"
+                "  --operator-title S   title,\n"
+                "  --operator-organization S\n"
+                "                       organisation,\n"
+                "  --operator-location S\n"
+                "                       location,\n"
+                "  --operator-contact S contact (each defaults to wiped.conf's operator-* key)\n"
+                "  --verifier-name S    who verifies it: name, and\n"
+                "  --verifier-title S   title,\n"
+                "  --verifier-organization S\n"
+                "                       organisation,\n"
+                "  --verifier-location S\n"
+                "                       location,\n"
+                "  --verifier-contact S contact (each defaults to wiped.conf's verifier-* key)\n"
                 "  -y, --yes            do not ask for confirmation (required when stdin is not a terminal)\n"
                 "  --expect FILE        with --yes or --dry-run: each device goes with its identity in FILE (the\n"
                 "                       output of wipectl --json probe for the same devices): refused if it changed\n"

@@ -705,6 +705,106 @@ void output_report_check_text(struct json_object *check) {
                 printf("%s: signed by key %s, not this host's\n", name, id);
 }
 
+#define RECORD_NOT_RECORDED "not recorded"
+
+/* A "Label: value" line of the record, the value escaped; "not recorded" when absent or null. */
+static void record_line(const char *indent, const char *label, const char *value) {
+        char buf[2048];
+
+        printf("%s%-20s %s\n", indent, label, value ? output_escape(value, false, buf, sizeof(buf)) : RECORD_NOT_RECORDED);
+}
+
+/* A person of the record ({"name","title","organization","location","contact"}) on one line:
+ * "Ana Müller, Technician, IT Asset Services, Hamburg (ana@example.org)". */
+static void record_person(const char *indent, const char *label, struct json_object *rec, const char *key) {
+        static const char *const keys[] = { "name", "title", "organization", "location" };
+        struct json_object *p = NULL;
+        char line[1536] = "", buf[512];
+        size_t used = 0;
+
+        if (!json_object_object_get_ex(rec, key, &p) || !json_object_is_type(p, json_type_object)) {
+                record_line(indent, label, NULL);
+                return;
+        }
+        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+                const char *v = output_get_string(p, keys[i], NULL);
+
+                if (v && used < sizeof(line))
+                        used += (size_t) snprintf(line + used, sizeof(line) - used, "%s%s", used ? ", " : "",
+                                                  output_escape(v, false, buf, sizeof(buf)));
+        }
+        if (output_get_string(p, "contact", NULL) && used < sizeof(line))
+                used += (size_t) snprintf(line + used, sizeof(line) - used, "%s(%s)", used ? " " : "",
+                                          output_escape(output_get_string(p, "contact", NULL), false, buf, sizeof(buf)));
+        printf("%s%-20s %s\n", indent, label, used ? line : RECORD_NOT_RECORDED);
+}
+
+void output_record_text(struct json_object *rec, const char *indent) {
+        record_line(indent, "Asset tag:", output_get_string(rec, "asset_tag", NULL));
+        record_line(indent, "Batch:", output_get_string(rec, "batch", NULL));
+        record_line(indent, "Customer:", output_get_string(rec, "customer", NULL));
+        if (output_get_string(rec, "note", NULL))
+                record_line(indent, "Note:", output_get_string(rec, "note", NULL));
+        record_line(indent, "Destination:", output_get_string(rec, "destination", NULL));
+        record_person(indent, "Performed by:", rec, "operator");
+        record_person(indent, "Verified by:", rec, "verifier");
+}
+
+/* The "Sanitization record" section (NIST SP 800-88's sample certificate): the overall status
+ * first, then what the record says; "not recorded" for what this report lacks (older reports
+ * lack all of it). */
+static void output_report_record(struct json_object *rep) {
+        struct json_object *ex = NULL, *san = NULL, *id = NULL, *host = NULL, *dmi = NULL;
+        const char *status = output_get_string(rep, "overall_status", NULL);
+        char line[2048], buf[512];
+        size_t used = 0;
+
+        printf("Sanitization record\n");
+        if (status) {
+                used = (size_t) snprintf(line, sizeof(line), "%s", status);
+                if (json_object_object_get_ex(rep, "exceptions", &ex) && json_object_is_type(ex, json_type_array))
+                        for (size_t i = 0; i < json_object_array_length(ex) && used < sizeof(line); i++)
+                                used += (size_t) snprintf(line + used, sizeof(line) - used, "%s%s", i ? "; " : ": ",
+                                                          json_object_get_string(json_object_array_get_idx(ex, i)));
+        }
+        record_line("  ", "Overall status:", status ? line : NULL);
+        output_record_text(rep, "  ");
+        record_line("  ", "Media type:", output_get_string(rep, "media_type", NULL));
+        record_line("  ", "Manufacturer:", output_get_string(rep, "manufacturer", NULL));
+        json_object_object_get_ex(rep, "identity", &id);
+        record_line("  ", "Model:", id ? output_get_string(id, "model", NULL) : NULL);
+        record_line("  ", "Serial:", id ? output_get_string(id, "serial", NULL) : NULL);
+        if (!json_object_object_get_ex(rep, "sanitization", &san) || !json_object_is_type(san, json_type_object))
+                san = NULL;
+        record_line("  ", "Category:", san ? output_get_string(san, "category", NULL) : NULL);
+        record_line("  ", "Technique:", san ? output_get_string(san, "technique", NULL) : NULL);
+        record_line("  ", "Method:", san ? output_get_string(san, "method", NULL) : NULL);
+        record_line("  ", "Tool:", san ? output_get_string(san, "tool", NULL) : NULL);
+        if (san && output_get_string(san, "verification_method", NULL)) {
+                snprintf(line, sizeof(line), "%s: %s", output_get_string(san, "verification_method", "?"),
+                         output_get_string(san, "verification_result", "?"));
+                record_line("  ", "Verification:", line);
+        } else
+                record_line("  ", "Verification:", NULL);
+        if (json_object_object_get_ex(rep, "host", &host) && json_object_object_get_ex(host, "dmi", &dmi) &&
+            json_object_is_type(dmi, json_type_object)) {
+                static const char *const keys[] = { "vendor", "product", "serial", "uuid" };
+                static const char *const labels[] = { "", " ", ", serial ", ", UUID " };
+
+                used = 0;
+                for (size_t i = 0; i < 4; i++) {
+                        const char *v = output_get_string(dmi, keys[i], NULL);
+
+                        if (v && used < sizeof(line))
+                                used += (size_t) snprintf(line + used, sizeof(line) - used, "%s%s",
+                                                          used ? labels[i] : "", output_escape(v, false, buf, sizeof(buf)));
+                }
+                /* Already escaped: printed as it is. */
+                printf("  %-20s %s\n", "Host DMI:", used ? line : RECORD_NOT_RECORDED);
+        } else
+                record_line("  ", "Host DMI:", NULL);
+}
+
 void output_report_text(struct json_object *rep) {
         const char *device = output_get_string(rep, "device", "?");
         const char *state = output_get_string(rep, "state", "?");
@@ -755,6 +855,7 @@ void output_report_text(struct json_object *rep) {
         if (output_error_line(rep, err, sizeof(err)))
                 printf("  Error:         %s\n", err);
 
+        output_report_record(rep);
         if (passes && json_object_array_length(passes) > 0)
                 output_report_passes(rep, passes, size, &any_random, &any_key);
         output_report_verification(rep);

@@ -344,6 +344,15 @@ static int output_jobs_text(struct json_object *jobs) {
                         printf("job %" PRId64 ": started by policy %s\n", output_job_id(job),
                                output_escape(output_get_string(job, "policy", NULL), false, err, sizeof(err)));
         }
+        /* The asset tag given at submission (the sanitization record): what a technician reads
+         * off the drive's label. */
+        for (size_t r = 0; r < n; r++) {
+                struct json_object *job = json_object_array_get_idx(jobs, r);
+
+                if (output_get_string(job, "asset_tag", NULL))
+                        printf("job %" PRId64 ": asset tag %s\n", output_job_id(job),
+                               output_escape(output_get_string(job, "asset_tag", NULL), false, err, sizeof(err)));
+        }
         for (size_t r = 0; r < n; r++) {
                 struct json_object *job = json_object_array_get_idx(jobs, r);
 

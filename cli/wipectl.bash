@@ -150,6 +150,9 @@ _wipectl() {
         wipe)
                 opts="--method --passes --verify --seed --cipher --max-rate --queue-depth --io-size --max-bad --yes --expect --dry-run --no-wait --help"
                 args_opts="--method --passes --verify --seed --cipher --max-rate --queue-depth --io-size --max-bad --expect"
+                # The sanitization record's free text (nothing to complete as their values).
+                opts+=" --asset-tag --customer --note --destination --operator-name --operator-title --operator-organization --operator-location --operator-contact --verifier-name --verifier-title --verifier-organization --verifier-location --verifier-contact"
+                args_opts+=" --asset-tag --customer --note --destination --operator-name --operator-title --operator-organization --operator-location --operator-contact --verifier-name --verifier-title --verifier-organization --verifier-location --verifier-contact"
                 positional=devices
                 ;;
         probe)

@@ -355,6 +355,10 @@ void output_report_text(struct json_object *report);
  * /dev/loop3 (serial X), done, host NAME", and whether this host's key signed it when known.
  * Nothing for an invalid report: its error goes to stderr, from the caller. */
 void output_report_check_text(struct json_object *check);
+/* The record fields a submit gave ("asset_tag", "batch", "customer", "note", "destination",
+ * "operator", "verifier") of o, one "Label: value" line each after indent; "not recorded" for
+ * what o lacks (a dry run's plan, a report). */
+void output_record_text(struct json_object *o, const char *indent);
 
 /* output-method.c */
 

@@ -17,6 +17,7 @@
 
 #include "cleanup.h"
 #include "conffile.h"
+#include "utf8.h"
 #include "method.h"
 #include "strutil.h"
 #include "units.h"
@@ -53,6 +54,7 @@ struct key_def {
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
+#define RECORD_TEXT_INVALID "not text of up to " STR(CONFFILE_RECORD_TEXT_MAX) " bytes without control characters"
 /* Where the field f of struct conffile is, and its size; it must be of type T (or the build fails:
  * the table and the struct cannot drift apart). */
 #define FIELD(f, T)                                                                                  \
@@ -76,6 +78,13 @@ static bool hidden_valid(const char *value) {
 
 static bool group_valid(const char *value) {
         return !strpbrk(value, " \t:");
+}
+
+/* The sanitization record's text: printed on certificates, so no control characters. */
+static bool record_text_valid(const char *value) {
+        size_t n = strlen(value);
+
+        return n <= CONFFILE_RECORD_TEXT_MAX && utf8_text_valid(value, n);
 }
 
 static bool backend_valid(const char *value) {
@@ -258,6 +267,29 @@ static const struct key_def keys[_CONFFILE_KEY_MAX] = {
         /* The monitor is opened once, at start. */
         [CONFFILE_POLICY_EVENTS] = { "policy-events", KEY_STRING, FIELD(policy_events, char *),
                                      .valid = events_valid, .invalid = "unknown event source (auto, udev, kernel)" },
+        /* The record's defaults: read where a job is submitted (a job keeps what it got). */
+        [CONFFILE_DESTINATION] = { "destination", KEY_STRING, FIELD(destination, char *), .reloads = true,
+                                   .valid = record_text_valid, .invalid = RECORD_TEXT_INVALID },
+        [CONFFILE_OPERATOR_NAME] = { "operator-name", KEY_STRING, FIELD(operator_person[0], char *), .reloads = true,
+                .valid = record_text_valid, .invalid = RECORD_TEXT_INVALID },
+        [CONFFILE_OPERATOR_TITLE] = { "operator-title", KEY_STRING, FIELD(operator_person[1], char *), .reloads = true,
+                .valid = record_text_valid, .invalid = RECORD_TEXT_INVALID },
+        [CONFFILE_OPERATOR_ORGANIZATION] = { "operator-organization", KEY_STRING, FIELD(operator_person[2], char *), .reloads = true,
+                .valid = record_text_valid, .invalid = RECORD_TEXT_INVALID },
+        [CONFFILE_OPERATOR_LOCATION] = { "operator-location", KEY_STRING, FIELD(operator_person[3], char *), .reloads = true,
+                .valid = record_text_valid, .invalid = RECORD_TEXT_INVALID },
+        [CONFFILE_OPERATOR_CONTACT] = { "operator-contact", KEY_STRING, FIELD(operator_person[4], char *), .reloads = true,
+                .valid = record_text_valid, .invalid = RECORD_TEXT_INVALID },
+        [CONFFILE_VERIFIER_NAME] = { "verifier-name", KEY_STRING, FIELD(verifier_person[0], char *), .reloads = true,
+                .valid = record_text_valid, .invalid = RECORD_TEXT_INVALID },
+        [CONFFILE_VERIFIER_TITLE] = { "verifier-title", KEY_STRING, FIELD(verifier_person[1], char *), .reloads = true,
+                .valid = record_text_valid, .invalid = RECORD_TEXT_INVALID },
+        [CONFFILE_VERIFIER_ORGANIZATION] = { "verifier-organization", KEY_STRING, FIELD(verifier_person[2], char *), .reloads = true,
+                .valid = record_text_valid, .invalid = RECORD_TEXT_INVALID },
+        [CONFFILE_VERIFIER_LOCATION] = { "verifier-location", KEY_STRING, FIELD(verifier_person[3], char *), .reloads = true,
+                .valid = record_text_valid, .invalid = RECORD_TEXT_INVALID },
+        [CONFFILE_VERIFIER_CONTACT] = { "verifier-contact", KEY_STRING, FIELD(verifier_person[4], char *), .reloads = true,
+                .valid = record_text_valid, .invalid = RECORD_TEXT_INVALID },
 };
 
 /* The field of key k in c; the caller knows its type from keys[k].type. */

@@ -47,6 +47,18 @@ enum conffile_key {
         CONFFILE_DENY,                  /* a list */
         CONFFILE_POLICY_DIR,            /* the bay policies' directory, or "none" */
         CONFFILE_POLICY_EVENTS,         /* where device events come from: auto, udev, kernel */
+        /* The sanitization record's defaults (wiped(8) "REPORTS"): free text, a job may override. */
+        CONFFILE_DESTINATION,
+        CONFFILE_OPERATOR_NAME,
+        CONFFILE_OPERATOR_TITLE,
+        CONFFILE_OPERATOR_ORGANIZATION,
+        CONFFILE_OPERATOR_LOCATION,
+        CONFFILE_OPERATOR_CONTACT,
+        CONFFILE_VERIFIER_NAME,
+        CONFFILE_VERIFIER_TITLE,
+        CONFFILE_VERIFIER_ORGANIZATION,
+        CONFFILE_VERIFIER_LOCATION,
+        CONFFILE_VERIFIER_CONTACT,
         _CONFFILE_KEY_MAX,
 };
 
@@ -72,6 +84,7 @@ enum conffile_key {
 #define CONFFILE_METRICS_INTERVAL_MIN 1.0       /* seconds */
 #define CONFFILE_METRICS_INTERVAL_MAX 3600.0
 #define CONFFILE_METRICS_ENDED_MAX_AGE_MAX (30.0 * 86400) /* seconds */
+#define CONFFILE_RECORD_TEXT_MAX 256    /* bytes of destination, operator-* and verifier-* values */
 
 /* worker-policy: the scheduling policy of the worker threads (sched(7)); the values are the
  * kernel's, so that the zero value is the normal one. */
@@ -119,6 +132,9 @@ struct conffile {
         char *policy_dir;               /* policy-dir: absolute, or "none"; NULL: the default */
         char *policy_events;            /* policy-events: "auto", "udev" or "kernel"; NULL: auto */
         size_t n_allow, n_deny;
+        char *destination;              /* the record's destination (reuse, resale...), NULL: none */
+        char *operator_person[5];       /* operator-name, -title, -organization, -location, -contact */
+        char *verifier_person[5];       /* verifier-*, the same five */
 };
 
 struct sockaddr_storage;

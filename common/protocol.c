@@ -50,7 +50,7 @@ bool protocol_op_mutates(enum protocol_op op) {
                op == PROTOCOL_OP_FORGET || op == PROTOCOL_OP_POLICY_PAUSE || op == PROTOCOL_OP_POLICY_RESUME;
 }
 
-#define FIELDS_MAX 13                    /* fields of the op with the most, and the end */
+#define FIELDS_MAX 20                    /* fields of the op with the most, and the end */
 
 static const struct protocol_field op_fields[_PROTOCOL_OP_MAX][FIELDS_MAX] = {
         [PROTOCOL_OP_VERSION] = { { NULL } },
@@ -59,7 +59,12 @@ static const struct protocol_field op_fields[_PROTOCOL_OP_MAX][FIELDS_MAX] = {
                                  { "verify", PROTOCOL_FIELD_STRING }, { "seed", PROTOCOL_FIELD_U64 },
                                  { "queue_depth", PROTOCOL_FIELD_U64 }, { "io_size", PROTOCOL_FIELD_U64 },
                                  { "max_rate", PROTOCOL_FIELD_U64 }, { "max_bad_bytes", PROTOCOL_FIELD_U64 },
-                                 { "expect", PROTOCOL_FIELD_OBJECT_ARRAY }, { "dry_run", PROTOCOL_FIELD_BOOL }, { NULL } },
+                                 { "expect", PROTOCOL_FIELD_OBJECT_ARRAY }, { "dry_run", PROTOCOL_FIELD_BOOL },
+                                 /* The sanitization record (wiped(8) "REPORTS"). */
+                                 { "asset_tag", PROTOCOL_FIELD_STRING }, { "asset_tags", PROTOCOL_FIELD_STRING_ARRAY },
+                                 { "customer", PROTOCOL_FIELD_STRING }, { "note", PROTOCOL_FIELD_STRING },
+                                 { "destination", PROTOCOL_FIELD_STRING }, { "operator", PROTOCOL_FIELD_OBJECT },
+                                 { "verifier", PROTOCOL_FIELD_OBJECT }, { NULL } },
         [PROTOCOL_OP_STATUS] = { { "jobs", PROTOCOL_FIELD_U64_ARRAY }, { NULL } },
         [PROTOCOL_OP_LIST] = { { NULL } },
         [PROTOCOL_OP_CANCEL] = { { "job", PROTOCOL_FIELD_U64 }, { NULL } },

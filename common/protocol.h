@@ -68,6 +68,7 @@ enum protocol_field_type {
         PROTOCOL_FIELD_STRING_ARRAY,    /* of non-empty strings */
         PROTOCOL_FIELD_U64_ARRAY,
         PROTOCOL_FIELD_OBJECT_ARRAY,
+        PROTOCOL_FIELD_OBJECT,
 };
 
 struct protocol_field {

@@ -107,3 +107,18 @@ char *utf8_sanitize(char *s) {
         free(s);
         return t;
 }
+
+bool utf8_text_valid(const char *s, size_t len) {
+        if (!utf8_valid(s, len))
+                return false;
+        for (size_t i = 0; i < len; i++) {
+                uint8_t c = (uint8_t) s[i];
+
+                if (c < 0x20 || c == 0x7f)
+                        return false;
+                /* U+0080..U+009F are encoded 0xC2 0x80..0x9F. */
+                if (c == 0xc2 && i + 1 < len && (uint8_t) s[i + 1] < 0xa0)
+                        return false;
+        }
+        return true;
+}

@@ -17,3 +17,7 @@ char *utf8_sanitize_dup(const char *s);
 /* s itself when it is valid UTF-8 (the common case), else a repaired copy as above with s freed;
  * NULL for NULL or on ENOMEM (s is freed then too). */
 char *utf8_sanitize(char *s);
+/* Whether s[0..len) is text a person typed for a record (an asset tag, a name): well-formed UTF-8
+ * without control characters (C0, DEL, C1: a line break or an escape sequence would forge lines of
+ * a log or of the printed report). */
+bool utf8_text_valid(const char *s, size_t len);

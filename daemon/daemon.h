@@ -195,6 +195,58 @@ int device_probe_listed(const char *node, dev_t rdev, device_wiper_fn *wiper, st
 char **device_links(const char *node);
 void device_links_free(char **links);
 
+/* job-record.c: the sanitization record of a job (wiped(8) "REPORTS"): what NIST SP 800-88's sample
+ * certificate and IEEE 2883 ask for beyond what the wipe itself knows, given at submission or by
+ * the configuration, and kept in the job (a reload changes new jobs only). */
+#define JOB_RECORD_TEXT_MAX 256         /* bytes of an asset tag, a customer, a destination, a name... */
+#define JOB_RECORD_NOTE_MAX 1024        /* bytes of the note */
+#define JOB_PERSON_KEYS 5               /* name, title, organization, location, contact */
+#define JOB_BATCH_LEN 32                /* hex characters of a batch id */
+/* "name", "title", "organization", "location", "contact": the members of a person object. */
+extern const char *const job_person_keys[JOB_PERSON_KEYS];
+/* Who performed or verified a sanitization; NULL where not recorded. */
+struct job_person {
+        char *f[JOB_PERSON_KEYS];       /* in job_person_keys' order */
+};
+struct job_record {
+        char batch[JOB_BATCH_LEN + 1];  /* one random id per submit (lower-case hex); "" in older records */
+        char *asset_tag, *customer, *note, *destination;  /* NULL: not recorded */
+        struct job_person operator, verifier;
+};
+void job_record_done(struct job_record *r);
+/* A copy of src in *dst (initialised here) with asset_tag (may be NULL) for its asset tag when
+ * given, else src's. 0 or -ENOMEM (*dst holds nothing then). */
+int job_record_copy(struct job_record *dst, const struct job_record *src, const char *asset_tag);
+/* The configuration's defaults (destination, operator-*, verifier-*) and a new batch id in *r
+ * (initialised here). 0, or -ENOMEM or getrandom's -errno. */
+int job_record_defaults(struct job_record *r);
+/* Whether s is acceptable record text of at most max bytes (utf8_text_valid, not empty). */
+bool job_record_text_valid(const char *s, size_t max);
+/* The record fields of a submit request (asset_tag, asset_tags, customer, note, destination,
+ * operator, verifier) over the defaults already in *r, for n devices: *asset_tags gets a malloc'd
+ * array of n borrowed strings (NULL when the request gives no per-device tags). 0, or -EINVAL
+ * with a message naming the field in err, or -ENOMEM. */
+int job_record_parse_request(struct json_object *req, size_t n, struct job_record *r, const char ***asset_tags,
+                             char *err, size_t err_len);
+/* Add "batch", "asset_tag", "customer", "note", "destination", "operator", "verifier" to o (null
+ * where not recorded). 0 or -ENOMEM. */
+int job_record_json_add(const struct job_record *r, struct json_object *o);
+/* Read what job_record_json_add() wrote from o into *r (initialised here); a member that is absent
+ * reads as not recorded. 0, or -EBADMSG with the bad member in *bad. */
+int job_record_from_json(struct json_object *o, struct job_record *r, const char **bad);
+/* "HDD", "SSD", "NVMe SSD", "USB drive", "SD/MMC card", "virtual disk" or "unknown". */
+const char *job_media_type(const struct device_identity *id);
+/* The manufacturer of the drive: its vendor, or for the SATA translation's "ATA" (or none) the
+ * one its model names; NULL when unknown. */
+const char *job_manufacturer(const struct device_identity *id);
+/* The host's DMI identity {"vendor","product","serial","uuid"} from /sys/class/dmi/id (read once;
+ * null where unreadable). A new reference; NULL on ENOMEM. */
+struct json_object *job_host_dmi_json(void);
+/* Add "overall_status" and "exceptions" to the report o, derived from its own members (state,
+ * verification, bad_bytes, hidden_area, purge_fallback, errors, smart_before/smart_after), so
+ * that it is called last. 0 or -ENOMEM. */
+int job_record_overall(struct json_object *o);
+
 /* job.c */
 #define VERIFY_FIRST_MAX 16             /* mismatching sector offsets kept */
 
@@ -363,6 +415,7 @@ struct job {
         enum keystream_cipher cipher;   /* of every random pass; resolved, never AUTO */
         char *method;                   /* a method's name, or "custom" */
         char *policy;                   /* the bay policy that started it, NULL: a client did */
+        struct job_record record;       /* asset tag, batch, operator...: as submitted (job-record.c) */
         struct job_hidden_area hidden;  /* what was hidden on the drive at submit, and what was done */
         int *ns_fds;                    /* the controller's other namespaces, held O_EXCL while a firmware
                                          * command that erases them all is to come (job lock) */
@@ -534,6 +587,9 @@ struct job_request {
                                          * global job-end-hook */
         double end_hook_timeout;        /* its timeout, seconds; 0: hook-timeout */
         const char *policy;             /* the bay policy that asks (policy.c), NULL: a client */
+        const struct job_record *record; /* the sanitization record; NULL: the configuration's
+                                          * defaults and a batch of its own */
+        const char *const *asset_tags;  /* per device, in order; NULL: record's asset_tag for all */
 };
 
 /* Create and start jobs for every device (all or nothing): returns 0 and the new jobs in

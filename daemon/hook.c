@@ -630,6 +630,9 @@ static char **hook_env(struct job *job, enum job_state s) {
         r |= env_add(&env, &n, "WIPED_VERIFY_RESULT", verify_result);
         /* The bay policy that started the job (empty for a job a client submitted). */
         r |= env_add(&env, &n, "WIPED_POLICY", job->policy);
+        /* The sanitization record's asset tag (for a label) and batch (empty when not recorded). */
+        r |= env_add(&env, &n, "WIPED_ASSET_TAG", job->record.asset_tag);
+        r |= env_add(&env, &n, "WIPED_BATCH", job->record.batch);
         if (r || !by_id) {
                 for (size_t i = 0; i < n; i++)
                         free(env[i]);

@@ -106,6 +106,100 @@ static void report_add_context(struct job *job, struct json_object *o) {
         json_add(o, "max_bad_bytes", json_object_new_uint64(job->max_bad));
 }
 
+/* How the drive was sanitized, in the words of a certificate: the technique of its passes (a
+ * firmware erase written, else what the writes were). Job lock held. */
+static const char *sanitization_technique(const struct job *job) {
+        const char *t = NULL;
+
+        for (unsigned i = 0; i < job->n_passes; i++) {
+                const struct job_pass *jp = &job->passes[i];
+
+                switch (jp->pass.op) {
+                case PASS_OP_WRITE:
+                case PASS_OP_ZEROOUT:
+                        if (!t)
+                                t = "overwrite";
+                        break;
+                case PASS_OP_DISCARD:
+                        if (!t)
+                                t = "discard";
+                        break;
+                case PASS_OP_SECURE_DISCARD:
+                        if (!t)
+                                t = "secure discard";
+                        break;
+                default:
+                        if (!pass_op_firmware(jp->pass.op) || !jp->written)
+                                break;
+                        switch (jp->fw.cmd.action) {
+                        case FW_ACTION_SANITIZE_CRYPTO:
+                                return "crypto erase";
+                        case FW_ACTION_SANITIZE_BLOCK:
+                                return "block erase";
+                        case FW_ACTION_SANITIZE_OVERWRITE:
+                                return "overwrite (firmware)";
+                        case FW_ACTION_NVME_FORMAT:
+                                return jp->fw.cmd.ses == 2 ? "crypto erase" : "user data erase (format)";
+                        case FW_ACTION_ATA_SECURITY_ERASE:
+                                return jp->fw.cmd.enhanced ? "secure erase (enhanced)" : "secure erase";
+                        default:
+                                break;
+                        }
+                }
+        }
+        return t ? t : "none";
+}
+
+/* The certificate's summary of the verification, from the report's own "verification". */
+static void sanitization_verification(struct json_object *o, struct json_object *san) {
+        struct json_object *ver = NULL, *v;
+        const char *mode = "none", *result = "not run";
+        char buf[64];
+
+        if (json_object_object_get_ex(o, "verification", &ver) && ver) {
+                if (json_object_object_get_ex(ver, "mode", &v) && json_object_is_type(v, json_type_string))
+                        mode = json_object_get_string(v);
+                if (json_object_object_get_ex(ver, "result", &v) && json_object_is_type(v, json_type_string))
+                        result = json_object_get_string(v);
+        }
+        if (ver && json_object_object_get_ex(ver, "by", NULL))
+                snprintf(buf, sizeof(buf), "firmware erase proof");
+        else if (strcmp(mode, "sample") == 0)
+                snprintf(buf, sizeof(buf), "sampled read-back (%g%%)",
+                         json_object_object_get_ex(ver, "percent", &v) && v ? json_object_get_double(v) : 0.0);
+        else if (strcmp(mode, "none") == 0)
+                snprintf(buf, sizeof(buf), "none");
+        else
+                snprintf(buf, sizeof(buf), "full read-back");
+        json_add(san, "verification_method", json_object_new_string(buf));
+        json_add(san, "verification_result", json_object_new_string(result));
+}
+
+/* The sanitization record (NIST SP 800-88's sample certificate, IEEE 2883): what was given at
+ * submission, the host's DMI identity, the media type, the manufacturer and how it was done. */
+static int report_add_record(struct job *job, struct json_object *o) {
+        struct json_object *host = NULL, *san = json_object_new_object();
+        const char *manufacturer = job_manufacturer(&job->info);
+
+        if (!san || job_record_json_add(&job->record, o) < 0) {
+                json_object_put(san);
+                return -ENOMEM;
+        }
+        if (json_object_object_get_ex(o, "host", &host) && host)
+                json_add(host, "dmi", job_host_dmi_json());
+        json_add(o, "media_type", json_object_new_string(job_media_type(&job->info)));
+        json_add(o, "manufacturer", manufacturer ? json_object_new_string(manufacturer) : NULL);
+        pthread_mutex_lock(&job->lock);
+        json_add(san, "category", json_object_new_string(nist_category(job)));
+        json_add(san, "method", json_object_new_string(job->method));
+        json_add(san, "technique", json_object_new_string(sanitization_technique(job)));
+        pthread_mutex_unlock(&job->lock);
+        json_add(san, "tool", json_object_new_string(PACKAGE_NAME " " PACKAGE_VERSION));
+        sanitization_verification(o, san);
+        json_add(o, "sanitization", san);
+        return 0;
+}
+
 /* Write the signed report of an ended job to STATE_DIR/reports/ID.json: main thread. 0 or -errno
  * (logged once per failure streak). With ret, the signed report is handed there too, also when it
  * could not be written (NULL when it could not be made, or there is no state directory). */
@@ -362,6 +456,11 @@ struct json_object *job_to_json(struct job *job) {
         json_add(o, "state", json_object_new_string(job_state_name(s)));
         json_add(o, "method", json_object_new_string(job->method));
         json_add(o, "policy", job->policy ? json_object_new_string(job->policy) : NULL);
+        /* The sanitization record as submitted: batch, asset tag, customer, ... (job-record.c). */
+        if (job_record_json_add(&job->record, o) < 0) {
+                pthread_mutex_unlock(&job->lock);
+                return NULL;
+        }
         json_add(o, "pass_list", pass_list_json(job));
         json_add(o, "cipher", json_object_new_string(keystream_cipher_name(job->cipher)));
         json_add(o, "keystream_backends", state_backends_json(atomic_load(&job->keystream_backends)));
@@ -631,5 +730,11 @@ struct json_object *job_report_json(struct job *job, bool with_keys) {
         json_add(o, "identity", device_identity_json(&job->info));
         json_add(o, "signatures_before", device_signatures_json(job->sigs_before, job->n_sigs_before));
         report_add_context(job, o);
+        if (report_add_record(job, o) < 0)
+                return NULL;
+        /* Other parts' fields (SMART) go here, before the overall status. */
+        /* Last: derived from the report itself, so that it sees every field above. */
+        if (job_record_overall(o) < 0)
+                return NULL;
         return TAKE_PTR(o);
 }

@@ -85,6 +85,7 @@ void job_free(struct job *job) {
         free(job->runs);
         free(job->method);
         free(job->policy);
+        job_record_done(&job->record);
         free(job->purge_fallback);
         sample_plan_done(&job->sample);
         device_identity_done(&job->info);
@@ -239,8 +240,20 @@ static struct job *job_new(const char *device, struct device_probe *probe, const
  * restored). 0, or -errno with a message naming the refused device in err, made[] freed. */
 static int job_prepare(struct pool *pool, const char *const *devices, size_t n, const struct job_request *rq,
                        bool dry_run, struct job **made, char *err, size_t err_len) {
+        struct job_record defaults = {};
+        const struct job_record *record = rq->record;
         size_t i;
         int r = 0;
+
+        /* A request without a record (a bay policy's) gets the configuration's and a batch of its own. */
+        if (!record) {
+                r = job_record_defaults(&defaults);
+                if (r < 0) {
+                        snprintf(err, err_len, "%s: cannot make the job's record: %s", devices[0], strerror(-r));
+                        return r;
+                }
+                record = &defaults;
+        }
 
         /* The same device twice (perhaps under two names) is a mistake in the request. */
         for (i = 0; i < n; i++) {
@@ -304,6 +317,11 @@ static int job_prepare(struct pool *pool, const char *const *devices, size_t n, 
                 made[i] = job_new(devices[i], &probe, rq, pool_io_size(pool), pool, &r, err, err_len);
                 if (made[i])
                         made[i]->hidden = hidden;
+                if (made[i] && job_record_copy(&made[i]->record, record, rq->asset_tags ? rq->asset_tags[i] : NULL) < 0) {
+                        job_free(made[i]);
+                        made[i] = NULL;
+                        r = -ENOMEM;
+                }
                 device_probe_done(&probe);
                 if (!made[i]) {
                         if (!err[0])
@@ -329,6 +347,7 @@ static int job_prepare(struct pool *pool, const char *const *devices, size_t n, 
                                          strerror(-r));
                 }
         }
+        job_record_done(&defaults);
         if (r < 0) {
                 /* All or nothing: nothing was written; release what was opened. */
                 for (size_t k = 0; k < n && made[k]; k++) {
@@ -485,6 +504,12 @@ static struct json_object *job_plan_json(const struct job *job) {
                                json_object_new_string(job->hidden.restore_pending ? "restore" : job->hidden.action));
         json_object_object_add(o, "purge_fallback", job->purge_fallback ? json_object_new_string(job->purge_fallback) : NULL);
         json_object_object_add(o, "work_total_bytes", json_object_new_uint64(job->work_total));
+        /* The sanitization record the job would carry (wiped(8) "REPORTS"). */
+        json_object_object_add(o, "media_type", json_object_new_string(job_media_type(&job->info)));
+        if (job_record_json_add(&job->record, o) < 0) {
+                json_object_put(est);
+                return NULL;
+        }
         /* Writes and verification reads at the rate; a firmware erase takes the drive's own time. */
         json_object_object_add(est, "duration_s", rate > 0 ? json_object_new_int64((int64_t) ((double) job->work_total / rate + 0.5)) : NULL);
         json_object_object_add(est, "rate_bps", rate > 0 ? json_object_new_int64((int64_t) rate) : NULL);

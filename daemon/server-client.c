@@ -305,6 +305,8 @@ static struct json_object *submit_dry_run(struct request_ctx *c, const char **de
 static struct json_object *op_submit(struct request_ctx *c) {
         _cleanup_free_ const char **devices = NULL, **pass_names = NULL;
         _cleanup_free_ struct json_object **expect = NULL;
+        _cleanup_free_ const char **asset_tags = NULL;
+        struct job_record record = {};
         _cleanup_free_ struct job **jobs = NULL;
         _cleanup_free_ struct pass *passes = NULL;
         /* What the request does not say comes from the configuration (wiped(8) CONFIGURATION). */
@@ -379,13 +381,30 @@ static struct json_object *op_submit(struct request_ctx *c) {
         k = protocol_get_bool(c->req->obj, "dry_run", &dry_run);
         if (k == -EINVAL)
                 return bad_field(c, "dry_run", "must be a boolean");
-        if (dry_run)
-                return submit_dry_run(c, devices, n, &rq);
+        /* The record: the configuration's defaults as they are now (a reload later does not change
+         * this job's), what the request gives over them, one batch id for all its devices. */
+        k = job_record_defaults(&record);
+        if (k == 0)
+                k = job_record_parse_request(c->req->obj, n, &record, &asset_tags, err, sizeof(err));
+        if (k < 0) {
+                job_record_done(&record);
+                return k == -ENOMEM ? NULL : protocol_reply_error(c->req->id, k, "%s", err[0] ? err : strerror(-k));
+        }
+        rq.record = &record;
+        rq.asset_tags = asset_tags;
+        if (dry_run) {
+                r = submit_dry_run(c, devices, n, &rq);
+                job_record_done(&record);
+                return r;
+        }
 
         jobs = calloc(n, sizeof(*jobs));
-        if (!jobs)
+        if (!jobs) {
+                job_record_done(&record);
                 return NULL;
+        }
         k = job_submit(c->pool, devices, n, &rq, jobs, err, sizeof(err));
+        job_record_done(&record);
         if (k < 0) {
                 log_warning("submit from uid %u refused: %s", (unsigned) c->peer->uid, err);
                 return protocol_reply_error(c->req->id, k, "%s", err);

@@ -209,6 +209,16 @@ struct json_object *state_record_json(struct job *job) {
         /* Only a policy's job has one: a client's record stays as it was before bay policies. */
         if (job->policy)
                 add(o, "policy", json_object_new_string(job->policy));
+        /* Since issue 20: the sanitization record as submitted (older records have none: nothing
+         * recorded, no batch). */
+        if (job->record.batch[0]) {
+                e = json_object_new_object();
+                if (e && job_record_json_add(&job->record, e) < 0) {
+                        json_object_put(e);
+                        e = NULL;
+                }
+                add(o, "record", e);
+        }
         add(o, "cipher", json_object_new_string(keystream_cipher_name(job->cipher)));
         add(o, "verify", json_object_new_string(verify_mode_name(job->verify)));
         add(o, "verify_percent", json_object_new_double(job->verify_percent));
@@ -852,6 +862,15 @@ int state_record_parse(struct json_object *rec, struct job *job, char *err, size
         /* Since the bay policies; absent from older records (a client's job). */
         if (json_object_object_get_ex(rec, "policy", NULL))
                 job->policy = get_str(&p, rec, "policy", true);
+        /* Since issue 20; absent from older records (nothing recorded). */
+        if (json_object_object_get_ex(rec, "record", &v)) {
+                const char *bad = NULL;
+
+                if (!json_object_is_type(v, json_type_object) || job_record_from_json(v, &job->record, &bad) < 0) {
+                        if (!p.bad)
+                                p.bad = "record";
+                }
+        }
         cipher = get_str(&p, rec, "cipher", false);
         if (cipher && (keystream_cipher_from_name(cipher, &job->cipher) < 0 || job->cipher == KEYSTREAM_AUTO) && !p.bad)
                 p.bad = "cipher";

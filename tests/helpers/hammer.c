@@ -573,6 +573,8 @@ static const char *const wrong_u64arr[] = { "1", "\"1\"", "[-1]", "[\"1\"]", "[1
 static const char *const wrong_bool[] = { "1", "0", "\"true\"", "[]", "{}", "\"\"", "[true]" };
 static const char *const wrong_objarr[] = { "{}", "1", "\"x\"", "true", "[1]", "[\"x\"]", "[null]", "[[]]", "[{}]",
                                             "[{\"node\":1}]", "[{\"node\":\"/dev/null\",\"bogus\":1}]" };
+static const char *const wrong_obj[] = { "1", "\"x\"", "true", "[]", "[{}]", "{\"name\":1}", "{\"bogus\":\"x\"}",
+                                         "{\"name\":\"a\\u0007b\"}" };
 /* Numbers out of every range or at its edges, for the numeric fields of a submit. */
 static const char *const odd_numbers[] = { "-1", "-4096", "0", "1", "4097", "1e30", "18446744073709551615",
                                            "18446744073709551616", "99999999999999999999999", "9223372036854775807",
@@ -652,6 +654,9 @@ static void add_harmless(struct buf *b, const struct protocol_field *f) {
         case PROTOCOL_FIELD_OBJECT_ARRAY:
                 buf_str(b, "[{\"node\":\"/dev/null\",\"major\":1,\"minor\":3,\"size\":0}]");
                 break;
+        case PROTOCOL_FIELD_OBJECT:
+                buf_str(b, "{\"name\":\"Hammer\"}");
+                break;
         }
 }
 
@@ -663,6 +668,7 @@ static void add_wrong(struct buf *b, const struct protocol_field *f) {
         case PROTOCOL_FIELD_U64_ARRAY: buf_str(b, PICK(wrong_u64arr)); break;
         case PROTOCOL_FIELD_BOOL: buf_str(b, PICK(wrong_bool)); break;
         case PROTOCOL_FIELD_OBJECT_ARRAY: buf_str(b, PICK(wrong_objarr)); break;
+        case PROTOCOL_FIELD_OBJECT: buf_str(b, PICK(wrong_obj)); break;
         }
 }
 

@@ -91,6 +91,10 @@ for cmd in ${COMMANDS% help}; do
         comp "wipectl" "$cmd" -- | grep -v '^--' | grep -q . && fail "completion of 'wipectl $cmd --' offers non-options"
 done
 comp_has "--method --passes --verify --seed --cipher --max-rate --queue-depth --io-size --yes --no-wait --help" wipectl wipe --
+# The sanitization record's options (issue 20), also those its help names mid-line.
+comp_has "--asset-tag --customer --note --destination --operator-name --operator-title --operator-organization
+        --operator-location --operator-contact --verifier-name --verifier-title --verifier-organization
+        --verifier-location --verifier-contact" wipectl wipe --
 comp_has "--interval" wipectl watch --
 comp_has "--all" wipectl list --
 comp_has "--pdf --summary-only" wipectl report --

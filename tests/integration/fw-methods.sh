@@ -174,6 +174,10 @@ jq_is "$fw" '.drive_status_text | test("^SSTAT 00.[19]h: completed")' true "sani
 jq_is "$fw" '.command | has("temporary_password")' false "the report holds no password"
 report=$(wipectl --json report "$id")
 jq_is "$report" '"\(.nist_category) \(.caveat) \(.purge_fallback)"' "Purge null null" "sanitize report category"
+# The sanitization record's summary of it (issue 20).
+jq_is "$report" '.sanitization | "\(.category) \(.technique) \(.verification_method) \(.verification_result)"' \
+        "Purge crypto erase firmware erase proof passed" "sanitize record"
+jq_is "$report" '"\(.overall_status) \(.exceptions | length)"' "erased 0" "sanitize overall status"
 grep -qF "job $id: $NVME: pass 1 of 1 (sanitize-crypto) done by the drive: none of 16 markers left" "$TEST_DIR/daemon.log" ||
         fail "no pass line for job $id in the log"
 text=$(wipectl report "$id") || fail "report $id exited $?"
@@ -250,6 +254,8 @@ cmp -n $SIZE "$SCSI" /dev/zero || fail "$SCSI does not read zeros after a block 
 report=$(wipectl --json report "$id")
 jq_is "$report" '"\(.passes[0].verified.result) \(.passes[1].firmware.command.service_action) \(.passes[1].firmware.returns) \(.nist_category)"' \
         "passed 02h BLOCK ERASE zeros Purge" "SCSI report"
+jq_is "$report" '.sanitization | "\(.category) \(.technique) \(.verification_method)"' \
+        "Purge block erase firmware erase proof" "SCSI record"
 
 # --- failures: the drive's word in the job's error ----------------------------------------------
 out=$(wipectl --json wipe --yes --method sanitize-block "$NVMEFAIL")
@@ -269,6 +275,10 @@ jq_is "$out" '.jobs[0] | "\(.state) \(.pass_list | join(","))"' "done random" "p
 report=$(wipectl --json report "$id")
 jq_is "$report" '.nist_category' Clear "purge fallback category"
 jq_starts "$report" '.purge_fallback' "the device answers no firmware erase command" "purge fallback"
+jq_is "$report" '"\(.sanitization.category) \(.sanitization.technique) \(.overall_status)"' \
+        "Clear overwrite erased with exceptions" "purge fallback record"
+jq_starts "$report" '.exceptions[-1]' "purge fell back to Clear: the device answers no firmware erase command" \
+        "purge fallback exception"
 expect_exit 5 wipectl wipe --yes --method sanitize "$PLAIN"
 fill "$NVMEF"
 out=$(wipectl --json wipe --yes --method purge "$NVMEF") || fail "purge on NVMe exited $?: $out"

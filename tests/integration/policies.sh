@@ -103,6 +103,11 @@ jq_is "$(pol zero)" '.jobs_started' 1 "policy zero"
 wipectl status "$id" | grep -q "policy.*zero" || fail "status $id does not name the policy: $(wipectl status "$id")"
 jq_is "$(wipectl --json report "$id")" '.policy' zero "report of job $id"
 wipectl report "$id" | grep -qi "policy.*zero" || fail "report text of job $id does not name the policy"
+# Its sanitization record (issue 20): a batch of its own, the configuration's defaults (none here).
+jq_is "$(wipectl --json report "$id")" '"\(.batch | test("^[0-9a-f]{32}$")) \(.operator) \(.asset_tag)"' "true null null" \
+        "report of job $id"
+[ "$(wipectl --json report "$id" | jq -r .batch)" != "$(wipectl --json report "$idw" | jq -r .batch)" ] ||
+        fail "jobs $idw and $id of policies share a batch"
 grep -q "policy zero: /dev/.*: job $id started" "$TEST_DIR/daemon.log" || fail "no log line of job $id"
 
 # A finished drive plugged in again is not wiped twice.

@@ -74,6 +74,17 @@ static void test_values(void **state) {
                 "hook-max-running = 2\n"
                 "policy-dir = /etc/w/policies.d\n"
                 "policy-events = kernel\n"
+                "destination = reuse (internal)\n"
+                "operator-name = Ana Müller\n"
+                "operator-title = Technician\n"
+                "operator-organization = IT Asset Services\n"
+                "operator-location = Hamburg, bay 3\n"
+                "operator-contact = ana@example.org\n"
+                "verifier-name = Ben Okafor\n"
+                "verifier-title = Supervisor\n"
+                "verifier-organization = IT Asset Services\n"
+                "verifier-location = Hamburg\n"
+                "verifier-contact = +49 40 1234\n"
                 "deny = /dev/nvme0n1";  /* no newline at the end */
         struct conffile c;
         char err[512], buf[128];
@@ -126,6 +137,13 @@ static void test_values(void **state) {
         assert_string_equal(c.policy_events, "kernel");
         assert_true(conffile_key_reloads(CONFFILE_POLICY_DIR));
         assert_false(conffile_key_reloads(CONFFILE_POLICY_EVENTS));
+        /* The sanitization record's defaults: text as written, reloaded for new jobs. */
+        assert_string_equal(c.destination, "reuse (internal)");
+        assert_string_equal(c.operator_person[0], "Ana Müller");
+        assert_string_equal(c.operator_person[3], "Hamburg, bay 3");
+        assert_string_equal(c.verifier_person[4], "+49 40 1234");
+        assert_true(conffile_key_reloads(CONFFILE_OPERATOR_NAME));
+        assert_true(conffile_key_reloads(CONFFILE_VERIFIER_CONTACT));
         assert_int_equal(c.line[CONFFILE_THREADS], 3);
         assert_int_equal(c.line[CONFFILE_BUFFERS], 4);
         assert_int_equal(c.line[CONFFILE_ALLOW], 27);
@@ -566,6 +584,25 @@ static void test_merge(void **state) {
         conffile_done(&b);
 }
 
+/* The record keys: text of at most 256 bytes without control characters. */
+static void test_record_keys(void **state) {
+        struct conffile c = {};
+        char msg[128], big[300];
+
+        (void) state;
+        assert_int_equal(conffile_set(&c, CONFFILE_OPERATOR_NAME, "Ana Müller", msg, sizeof(msg)), 0);
+        assert_string_equal(c.operator_person[0], "Ana Müller");
+        assert_int_equal(conffile_set(&c, CONFFILE_VERIFIER_CONTACT, "a\x1b[31mb", msg, sizeof(msg)), -EINVAL);
+        assert_non_null(strstr(msg, "control characters"));
+        memset(big, 'x', sizeof(big));
+        big[256] = '\0';
+        assert_int_equal(conffile_set(&c, CONFFILE_DESTINATION, big, msg, sizeof(msg)), 0);
+        big[256] = 'x';
+        big[257] = '\0';
+        assert_int_equal(conffile_set(&c, CONFFILE_DESTINATION, big, msg, sizeof(msg)), -EINVAL);
+        conffile_done(&c);
+}
+
 static void test_keys(void **state) {
         enum conffile_key k;
 
@@ -611,6 +648,12 @@ static void test_roundtrip(void **state) {
                 [CONFFILE_POLICY_DIR] = "/etc/w/policies.d", [CONFFILE_POLICY_EVENTS] = "udev",
                 [CONFFILE_METRICS_LISTEN] = "127.0.0.1:9137", [CONFFILE_METRICS_TEXTFILE] = "/run/w.prom",
                 [CONFFILE_METRICS_INTERVAL] = "10", [CONFFILE_METRICS_ENDED_MAX_AGE] = "86400",
+                [CONFFILE_DESTINATION] = "resale", [CONFFILE_OPERATOR_NAME] = "A. Person",
+                [CONFFILE_OPERATOR_TITLE] = "Technician", [CONFFILE_OPERATOR_ORGANIZATION] = "Org",
+                [CONFFILE_OPERATOR_LOCATION] = "Site 1", [CONFFILE_OPERATOR_CONTACT] = "a@example.org",
+                [CONFFILE_VERIFIER_NAME] = "B. Person", [CONFFILE_VERIFIER_TITLE] = "Supervisor",
+                [CONFFILE_VERIFIER_ORGANIZATION] = "Org", [CONFFILE_VERIFIER_LOCATION] = "Site 2",
+                [CONFFILE_VERIFIER_CONTACT] = "b@example.org",
         };
         struct conffile a = {}, b = {}, empty = {}, merged = {}, file;
         char msg[128], buf[128], text[4096] = "", err[512];
@@ -741,6 +784,7 @@ int main(void) {
                 cmocka_unit_test(test_check),
                 cmocka_unit_test(test_merge),
                 cmocka_unit_test(test_keys),
+                cmocka_unit_test(test_record_keys),
                 cmocka_unit_test(test_roundtrip),
                 cmocka_unit_test(test_match),
                 cmocka_unit_test(test_load),

@@ -455,6 +455,14 @@ static char *changed(const char *name, const struct change *c, size_t *len) {
 }
 
 static const struct change field_changes[] = {
+        /* The sanitization record (issue 20): an object of record text, a batch of 32 hex digits. */
+        { "", "record", "5", "record" },
+        { "", "record", "{\"batch\":\"0123\"}", "record" },
+        { "", "record", "{\"batch\":\"5D41402ABC4B2A76B9719D911017C592\"}", "record" },
+        { "", "record", "{\"customer\":\"a\\u0001b\"}", "record" },
+        { "", "record", "{\"note\":\"\"}", "record" },
+        { "", "record", "{\"operator\":{\"name\":7}}", "record" },
+        { "", "record", "{\"verifier\":[]}", "record" },
         /* Out of range. */
         { "", "id", "-1", "id" },
         { "", "id", "18446744073709551615", "id" },

@@ -55,6 +55,21 @@ static void test_valid(void **state) {
         assert_int_equal(utf8_sequence("", 0), 0);
 }
 
+/* Record text (asset tags, names): valid UTF-8 without C0, DEL or C1 control characters. */
+static void test_text(void **state) {
+        static const char *const good[] = { "AT-0001", "Ana Müller", "東京", "+49 30 1234", "\xc2\xa0nbsp", "" };
+        static const char *const bad[] = { "a\tb", "line\n", "\x1b[31m", "del\x7f", "c1\xc2\x85", "c1\xc2\x9b[31m",
+                                           "\xc3\x28", "\xed\xa0\x80" };
+
+        (void) state;
+        for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+                assert_true(utf8_text_valid(good[i], strlen(good[i])));
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+                assert_false(utf8_text_valid(bad[i], strlen(bad[i])));
+        /* A NUL is a control character too. */
+        assert_false(utf8_text_valid("a\0b", 3));
+}
+
 static void test_sanitize(void **state) {
         char *s;
 
@@ -84,6 +99,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_valid),
                 cmocka_unit_test(test_sanitize),
+                cmocka_unit_test(test_text),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
