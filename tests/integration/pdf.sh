@@ -88,7 +88,10 @@ check_certificate() {
         has "$hash" "the report's SHA-256"
         has_joined "wipectl report --check $f --key $STATE/host-key.pub" "the command that checks it (the key of the state directory that holds the report)"
         has_joined "sha256sum $f" "the command that recomputes the hash"
-        for v in .identity.serial .identity.model .overall_status .asset_tag; do
+        # The overall status is shown in capitals ("Overall status: ERASED WITH EXCEPTIONS").
+        v=$(echo "$rep" | jq -r '.overall_status // empty')
+        [ -z "$v" ] || has "Overall status: ${v^^}" "the overall status"
+        for v in .identity.serial .identity.model .asset_tag .batch .media_type; do
                 local x
                 x=$(echo "$rep" | jq -r "$v // empty")
                 if [ -n "$x" ]; then
