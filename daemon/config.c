@@ -82,6 +82,10 @@ static int config_defaults(struct conffile *c) {
                 c->metrics_interval = WIPED_METRICS_INTERVAL_DEFAULT;
         if (!c->set[CONFFILE_METRICS_ENDED_MAX_AGE])
                 c->metrics_ended_max_age = WIPED_METRICS_ENDED_MAX_AGE_DEFAULT;
+        if (!c->set[CONFFILE_REPORT_TIMEOUT])
+                c->report_timeout = WIPED_REPORT_TIMEOUT_DEFAULT;
+        if (!c->set[CONFFILE_REPORT_RETRY_MAX_INTERVAL])
+                c->report_retry_max_interval = WIPED_REPORT_RETRY_MAX_INTERVAL_DEFAULT;
         /* resume (auto) and history-max-age (0: forever) default to their zero values. */
         if ((!c->socket && !(c->socket = strdup(sock))) ||
             (!c->state_dir && !(c->state_dir = strdup(WIPED_STATE_DIR_DEFAULT))) ||
@@ -199,6 +203,14 @@ static void config_print_key(FILE *out, const struct conffile *c, enum conffile_
         if (conffile_key_is_list(k)) {
                 char *const *v = k == CONFFILE_ALLOW ? c->allow : k == CONFFILE_DENY ? c->deny : NULL;
 
+                /* A header's value may be a secret (Authorization): its name only. */
+                if (k == CONFFILE_REPORT_HEADER) {
+                        v = c->report_header;
+                        for (size_t i = 0; v && v[i]; i++)
+                                fprintf(out, "%s = %.*s: (value not shown)\n", name, (int) strcspn(v[i], ":"), v[i]);
+                        if (v && v[0])
+                                return;
+                }
                 if (!v || !v[0])
                         fprintf(out, "# %s = (none)\n", name);
                 for (size_t i = 0; v && v[i]; i++)
