@@ -74,6 +74,13 @@ static void test_values(void **state) {
                 "hook-max-running = 2\n"
                 "policy-dir = /etc/w/policies.d\n"
                 "policy-events = kernel\n"
+                "report-url = https://collector.example/reports\n"
+                "report-header = Authorization: Bearer x\n"
+                "report-ca-file = /etc/wiped/ca.pem\n"
+                "report-client-cert = /etc/wiped/client.pem\n"
+                "report-client-key = /etc/wiped/client.key\n"
+                "report-timeout = 10\n"
+                "report-retry-max-interval = 600\n"
                 "deny = /dev/nvme0n1";  /* no newline at the end */
         struct conffile c;
         char err[512], buf[128];
@@ -611,6 +618,10 @@ static void test_roundtrip(void **state) {
                 [CONFFILE_POLICY_DIR] = "/etc/w/policies.d", [CONFFILE_POLICY_EVENTS] = "udev",
                 [CONFFILE_METRICS_LISTEN] = "127.0.0.1:9137", [CONFFILE_METRICS_TEXTFILE] = "/run/w.prom",
                 [CONFFILE_METRICS_INTERVAL] = "10", [CONFFILE_METRICS_ENDED_MAX_AGE] = "86400",
+                [CONFFILE_REPORT_URL] = "https://c.example/r", [CONFFILE_REPORT_HEADER] = "X-Site: 3",
+                [CONFFILE_REPORT_CA_FILE] = "/etc/w/ca.pem", [CONFFILE_REPORT_CLIENT_CERT] = "/etc/w/c.pem",
+                [CONFFILE_REPORT_CLIENT_KEY] = "/etc/w/c.key", [CONFFILE_REPORT_TIMEOUT] = "5",
+                [CONFFILE_REPORT_RETRY_MAX_INTERVAL] = "60",
         };
         struct conffile a = {}, b = {}, empty = {}, merged = {}, file;
         char msg[128], buf[128], text[4096] = "", err[512];
