@@ -632,6 +632,14 @@ int deliver_start(const char *state_dir) {
                 log_error("out of memory");
                 return -ENOMEM;
         }
+        /* wiped.conf is read whatever its mode; a header may hold a secret (Authorization). */
+        if (s->n_report_header > 0 && config_path()) {
+                struct stat cst;
+
+                if (stat(config_path(), &cst) == 0 && (cst.st_mode & 0044))
+                        log_warning("%s: others may read it (mode %04o), and it holds report-header values: "
+                                    "chmod 0600 %s", config_path(), (unsigned) (cst.st_mode & 07777), config_path());
+        }
         dl.timeout = s->report_timeout;
         dl.retry_max = s->report_retry_max_interval;
         for (const char *const *f = (const char *const[]) { dl.ca_file, dl.client_cert, dl.client_key }, *const *e = f + 3;

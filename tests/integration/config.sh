@@ -327,6 +327,8 @@ while IFS= read -r line; do
         case $line in job-end-hook\ =*) continue ;; esac   # none by default; the example shows one
         # The metrics have no endpoint and no file by default: the example shows one of each.
         case $line in metrics-listen\ =* | metrics-textfile\ =*) continue ;; esac
+        # Nor a collector: the example shows one, with a header, a CA and a client certificate.
+        case $line in report-url\ =* | report-header\ =* | report-ca-file\ =* | report-client-*\ =*) continue ;; esac
         case $line in threads\ =* | allow\ =* | deny\ =* | socket-group\ =* | socket\ =* | status-socket\ =* | state-dir\ =*) continue ;; esac
         grep -qxF -- "$line" <(echo "$defaults") || fail "$example: '$line' is not the default"
 done < <(grep -v '^#' "$TEST_DIR/out")
