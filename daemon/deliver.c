@@ -320,7 +320,8 @@ static int load_outbox(void) {
         if (unlinked)
                 (void) fsync(dfd);
         /* Pending items sit after the delivered ones; oldest first among them. */
-        qsort(dl.items + first, dl.n_items - first, sizeof(*dl.items), item_order);
+        if (dl.n_items > first)
+                qsort(dl.items + first, dl.n_items - first, sizeof(*dl.items), item_order);
         for (size_t i = first; i < dl.n_items; i++)
                 dl.items[i].seq = dl.next_seq++;
         if (found)

@@ -67,7 +67,12 @@ for bad in 'report-url = ftp://127.0.0.1/x' 'report-url = http://' 'report-heade
 done
 
 dev=$(make_loop $((16 << 20)))
+chmod 0644 "$TEST_DIR/wiped.conf"
 start_daemon --config "$TEST_DIR/wiped.conf" --policy-dir none --threads 2
+# A file with a header (a secret, maybe) that others may read: a warning.
+grep -q "wiped.conf: others may read it (mode 0644), and it holds report-header values" "$TEST_DIR/daemon.log" ||
+        fail "no warning about a wiped.conf that others may read"
+chmod 0600 "$TEST_DIR/wiped.conf"
 
 # --- refused ----------------------------------------------------------------------------------
 out=$(wipectl --json wipe --yes --verify none "$dev") || fail "wipe exited $?: $out"
