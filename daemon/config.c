@@ -324,6 +324,35 @@ static void config_keep(struct conffile *next, struct conffile *cur, enum conffi
         case CONFFILE_METRICS_TEXTFILE:
                 a = &next->metrics_textfile, b = &cur->metrics_textfile;
                 break;
+        /* The delivery thread took its copies at start; these show what it uses. */
+        case CONFFILE_REPORT_URL:
+                a = &next->report_url, b = &cur->report_url;
+                break;
+        case CONFFILE_REPORT_CA_FILE:
+                a = &next->report_ca_file, b = &cur->report_ca_file;
+                break;
+        case CONFFILE_REPORT_CLIENT_CERT:
+                a = &next->report_client_cert, b = &cur->report_client_cert;
+                break;
+        case CONFFILE_REPORT_CLIENT_KEY:
+                a = &next->report_client_key, b = &cur->report_client_key;
+                break;
+        case CONFFILE_REPORT_HEADER: {
+                char **v = next->report_header;
+                size_t n = next->n_report_header;
+
+                next->report_header = cur->report_header;
+                next->n_report_header = cur->n_report_header;
+                cur->report_header = v;
+                cur->n_report_header = n;
+                break;
+        }
+        case CONFFILE_REPORT_TIMEOUT:
+                next->report_timeout = cur->report_timeout;
+                break;
+        case CONFFILE_REPORT_RETRY_MAX_INTERVAL:
+                next->report_retry_max_interval = cur->report_retry_max_interval;
+                break;
         default:
                 return;
         }
@@ -360,6 +389,11 @@ int config_reload(void) {
                         config_where(&next, k, where, sizeof(where));
                         conffile_format(&config.cur, k, was, sizeof(was));
                         conffile_format(&next, k, now, sizeof(now));
+                        /* A header's value may be a secret: never in the log. */
+                        if (k == CONFFILE_REPORT_HEADER) {
+                                snprintf(was, sizeof(was), "(not shown)");
+                                snprintf(now, sizeof(now), "(not shown)");
+                        }
                         if (!conffile_key_reloads(k))
                                 log_warning("%s: %s = %s: needs a restart, %s stays in effect", where,
                                             conffile_key_name(k), now, was);

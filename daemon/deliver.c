@@ -537,6 +537,17 @@ static void *deliver_main(void *arg) {
                         pthread_mutex_lock(&dl.lock);
                         break;          /* stopping: the report stays in the outbox */
                 }
+                if (status == -ENOENT) {
+                        /* Removed by hand: nothing left to send, and no record of it to keep. */
+                        pthread_mutex_lock(&dl.lock);
+                        it = item_find(id);
+                        if (it) {
+                                free(it->last_error);
+                                *it = dl.items[--dl.n_items];
+                        }
+                        log_error("job %" PRIu64 ": report %s: %s/%s.json is gone: not delivered", job, id, dl.outbox, id);
+                        continue;
+                }
                 out = status > 0 ? collector_outcome_of(status) : COLLECTOR_RETRY;
                 if (out == COLLECTOR_DELIVERED)
                         mark_delivered(id, job, status, at);

@@ -97,6 +97,14 @@ wait_until 30 "the pending report in the metrics" grep -q '^wiped_reports_pendin
 wait_until 30 "the failed attempts in the metrics" grep -q '^wiped_report_deliveries_total{outcome="failed_attempt"} [1-9]' \
         "$TEST_DIR/wiped.prom"
 
+# A reload keeps the report-* settings (they need a restart) and never logs a header's value.
+sed -i 's/^report-header = .*/report-header = Authorization: Bearer other-secret/' "$TEST_DIR/wiped.conf"
+kill -HUP "$DAEMON_PID"
+wait_match "$TEST_DIR/daemon.log" "report-header = \(not shown\): needs a restart" ||
+        fail "no warning about report-header at the reload: $(tail -5 "$TEST_DIR/daemon.log")"
+! grep -q "secret" "$TEST_DIR/daemon.log" || fail "the log shows a header's value: $(grep secret "$TEST_DIR/daemon.log")"
+sed -i 's/^report-header = .*/report-header = Authorization: Bearer not-a-real-secret/' "$TEST_DIR/wiped.conf"
+
 # --- hang: the collector takes the request and never answers ----------------------------------
 mode hang
 start_collector --port "$PORT"
