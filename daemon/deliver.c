@@ -40,7 +40,7 @@
 
 #define ID_HEX 64
 #define REPORT_FILE_MAX (64u << 20)     /* bytes of an outbox file read back */
-#define ID_CACHE_MAX 4096               /* report ids of report files remembered */
+#define ID_CACHE_MAX 4096               /* report ids of report files remembered, by job id modulo */
 
 struct item {
         char id[ID_HEX + 1];
@@ -87,8 +87,7 @@ static struct {
         double last_attempt_at;         /* CLOCK_REALTIME */
         uint64_t n_delivered, n_failed;
 
-        struct id_cache cache[64];      /* main thread only: a small ring */
-        unsigned cache_next;
+        struct id_cache *cache;         /* main thread only: ID_CACHE_MAX, direct-mapped by job id */
 } dl = {
         .lock = PTHREAD_MUTEX_INITIALIZER,
 };
@@ -108,6 +107,9 @@ int deliver_global_init(void) {
 }
 
 void deliver_global_cleanup(void) {
+        /* Status may be rendered until the very end (the metrics' last textfile). */
+        free(dl.cache);
+        dl.cache = NULL;
 #ifdef HAVE_CURL
         curl_global_cleanup();
 #endif
@@ -782,16 +784,15 @@ static const char *report_id_of(uint64_t job, const char *path) {
 
         if (!path || stat(path, &st) < 0)
                 return NULL;
-        for (size_t i = 0; i < sizeof(dl.cache) / sizeof(dl.cache[0]); i++) {
-                c = &dl.cache[i];
-                if (c->job == job && c->dev == st.st_dev && c->ino == st.st_ino && c->size == st.st_size &&
-                    c->mtime.tv_sec == st.st_mtim.tv_sec && c->mtime.tv_nsec == st.st_mtim.tv_nsec)
-                        return c->id;
-        }
+        if (!dl.cache && !(dl.cache = calloc(ID_CACHE_MAX, sizeof(*dl.cache))))
+                return NULL;
+        c = &dl.cache[job % ID_CACHE_MAX];
+        if (c->job == job && c->dev == st.st_dev && c->ino == st.st_ino && c->size == st.st_size &&
+            c->mtime.tv_sec == st.st_mtim.tv_sec && c->mtime.tv_nsec == st.st_mtim.tv_nsec)
+                return c->id;
         r = read_file_at(AT_FDCWD, path, &text, &len);
         if (r < 0)
                 return NULL;
-        c = &dl.cache[dl.cache_next++ % (sizeof(dl.cache) / sizeof(dl.cache[0]))];
         if (report_hash(text, len, c->id) < 0) {
                 c->job = 0;
                 return NULL;

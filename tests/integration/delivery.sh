@@ -193,4 +193,11 @@ wait_until 30 "job $id3's report delivered over HTTPS" is_delivered "$id3"
 rid3=$(sha256sum "$STATE/reports/$id3.json" | cut -d' ' -f1)
 cmp -s "$STATE/reports/$id3.json" "$COL/store/$rid3.json" || fail "the report delivered over HTTPS differs"
 stop_daemon || fail "stop"
+
+# --- without report-url: "disabled", nothing pending, no collector ---------------------------------
+start_daemon --threads 2
+st=$(wipectl --json status "$id3")
+jq_is "$st" '"\(.jobs[0].report_id) \(.jobs[0].delivery.state) \(.reports_pending_delivery) \(.collector)"' \
+        "$rid3 disabled 0 null" "job $id3 without report-url"
+stop_daemon || fail "stop"
 pass
