@@ -198,12 +198,6 @@ static uint64_t report_job(const char *text) {
         return o && json_object_object_get_ex(o, "job", &v) ? (uint64_t) json_object_get_uint64(v) : 0;
 }
 
-static int fsync_dir(const char *dir) {
-        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-        return fd < 0 || fsync(fd) < 0 ? -errno : 0;
-}
-
 /* ---- start-up: what the outbox holds ---- */
 
 /* Every outbox/delivered/ID marker into the table. */
@@ -451,7 +445,6 @@ static int curl_setup(CURL *curl) {
                 curl_easy_setopt(curl, CURLOPT_SSLKEY, dl.client_key);
         return 0;
 }
-#endif
 
 /* Under the lock: the pending item to send next (due first, then oldest), or NULL. */
 static struct item *item_next(void) {
@@ -466,6 +459,12 @@ static struct item *item_next(void) {
                         best = it;
         }
         return best;
+}
+
+static int fsync_dir(const char *dir) {
+        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        return fd < 0 || fsync(fd) < 0 ? -errno : 0;
 }
 
 /* After a 2xx: the marker, then the unlink (deliver.c's head says why in this order). */
@@ -490,7 +489,6 @@ static void mark_delivered(const char *id, uint64_t job, long status, double at)
 }
 
 static void *deliver_main(void *arg) {
-#ifdef HAVE_CURL
         CURL *curl = curl_easy_init();
         unsigned seed = (unsigned) getpid() ^ (unsigned) time(NULL);
 
@@ -596,11 +594,14 @@ static void *deliver_main(void *arg) {
         }
         pthread_mutex_unlock(&dl.lock);
         curl_easy_cleanup(curl);
-#else
-        (void) arg;
-#endif
         return NULL;
 }
+#else
+/* Never started: deliver_start() refuses a report-url without libcurl. */
+static void *deliver_main(void *arg) {
+        return arg;
+}
+#endif
 
 /* ---- the main thread's side ---- */
 
@@ -779,7 +780,7 @@ static const char *report_id_of(uint64_t job, const char *path) {
         _cleanup_free_ char *text = NULL;
         struct id_cache *c;
         struct stat st;
-        size_t len;
+        size_t len = 0;
         int r;
 
         if (!path || stat(path, &st) < 0)
