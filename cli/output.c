@@ -323,11 +323,13 @@ static void output_delivery_line(struct json_object *job) {
 
         if (!d || !json_object_is_type(d, json_type_object) || strcmp(output_get_string(d, "state", ""), "pending") != 0)
                 return;
-        printf("job %" PRId64 ": report delivery pending (attempt %" PRId64, output_job_id(job),
-               output_get_int(d, "attempts", 0));
-        if (output_get_string(d, "last_error", NULL))
-                printf(": %s", output_escape(output_get_string(d, "last_error", NULL), false, err, sizeof(err)));
-        printf(")\n");
+        printf("job %" PRId64 ": report delivery pending", output_job_id(job));
+        if (output_get_int(d, "attempts", 0) > 0)
+                printf(" (attempt %" PRId64 "%s%s)", output_get_int(d, "attempts", 0),
+                       output_get_string(d, "last_error", NULL) ? ": " : "",
+                       output_get_string(d, "last_error", NULL) ?
+                               output_escape(output_get_string(d, "last_error", NULL), false, err, sizeof(err)) : "");
+        printf("\n");
 }
 
 /* "Reports pending delivery: 2 (collector 127.0.0.1:8080; last error: HTTP 500)" when some are. */
