@@ -11,8 +11,10 @@ answers each POST by the mode in DIR/mode (read at every request; "accept" when 
              sender must come again with the same key)
   500        answer 500 without storing
   hang       read the request and never answer (the sender's timeout must end it)
+  400        answer 400 Bad Request (a collector that rejects the report)
+  redirect   answer 307 to /elsewhere (a sender must not follow it)
 ("refuse", nothing listening, is the test stopping this server.)
-Every arrival is a line of DIR/arrivals: "KEY REPORT_ID JOB SHA256_OF_BODY MODE AUTHORIZATION",
+Every arrival is a line of DIR/arrivals: "KEY REPORT_ID JOB SHA256_OF_BODY MODE AUTHORIZATION PATH",
 so that duplicates are visible; the headers of the last one are in DIR/last-headers.
 """
 import hashlib
@@ -71,10 +73,11 @@ def main():
                 with open(os.path.join(d, "last-headers"), "w") as f:
                     f.write(str(self.headers))
                 with open(os.path.join(d, "arrivals"), "a") as f:
-                    f.write("%s %s %s %s %s %s\n" % (key, self.headers.get("X-Wiped-Report-Id", "-"),
-                                                     self.headers.get("X-Wiped-Job", "-"),
-                                                     hashlib.sha256(body).hexdigest(), m,
-                                                     (self.headers.get("Authorization") or "-").replace(" ", "_")))
+                    f.write("%s %s %s %s %s %s %s\n" % (key, self.headers.get("X-Wiped-Report-Id", "-"),
+                                                        self.headers.get("X-Wiped-Job", "-"),
+                                                        hashlib.sha256(body).hexdigest(), m,
+                                                        (self.headers.get("Authorization") or "-").replace(" ", "_"),
+                                                        self.path))
                 if m in ("accept", "store500") and "/" not in key and key not in ("", ".", ".."):
                     path = os.path.join(d, "store", key + ".json")
                     if not os.path.exists(path):
@@ -89,6 +92,13 @@ def main():
                 return
             if m == "accept":
                 self.answer(200, "stored " + key)
+            elif m == "400":
+                self.answer(400, "no such tenant")
+            elif m == "redirect":
+                self.send_response(307)
+                self.send_header("Location", "/elsewhere")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
             else:
                 self.answer(500, "collector broken on purpose (" + m + ")")
 

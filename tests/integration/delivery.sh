@@ -111,7 +111,7 @@ start_collector --port "$PORT"
 wait_until 30 "the report at the hanging collector" arrived "$rid" 1
 wait_until 30 "the hanging collector's timeout in the status of job $id" has_error "$id" "time"
 jq_is "$(status_json)" ".jobs[0].delivery.state" pending "delivery of job $id while the collector hangs"
-grep "^$rid " "$COL/arrivals" | grep -q " $id [0-9a-f]* hang Bearer_not-a-real-secret$" ||
+grep "^$rid " "$COL/arrivals" | grep -q " $id [0-9a-f]* hang Bearer_not-a-real-secret /reports$" ||
         fail "arrivals: $(cat "$COL/arrivals")"
 grep -qi "^X-Wiped-Host: $(cat /etc/machine-id 2>/dev/null)" "$COL/last-headers" || fail "headers: $(cat "$COL/last-headers")"
 grep -qi "^Content-Type: application/json" "$COL/last-headers" || fail "headers: $(cat "$COL/last-headers")"
@@ -134,6 +134,20 @@ start_daemon --config "$TEST_DIR/wiped.conf" --policy-dir none --threads 2
         fail "a torn outbox file was not moved to outbox/bad/: $(ls -R "$STATE/outbox")"
 grep -q "$bad.json: its SHA-256 is not its name" "$TEST_DIR/daemon.log" || fail "the bad outbox file is not logged"
 jq_is "$(status_json)" ".reports_pending_delivery" 1 "pending reports after a SIGKILL"
+
+# --- a 400 is logged as an error and tried again; a redirect is not followed -----------------------
+n=$(arrivals_of "$rid")
+mode 400
+wait_until 30 "an arrival at the collector that answers 400" arrived "$rid" $((n + 1))
+wait_until 30 "the 400 in job $id's status" has_error "$id" "HTTP 400: no such tenant"
+wait_match "$TEST_DIR/daemon.log" "^<3>job $id: report $rid refused by 127.0.0.1:$PORT: HTTP 400: no such tenant" ||
+        fail "the 400 is not logged as an error"
+n=$(arrivals_of "$rid")
+mode redirect
+wait_until 30 "an arrival at the collector that redirects" arrived "$rid" $((n + 1))
+wait_until 30 "the 307 in job $id's status" has_error "$id" "HTTP 307"
+jq_is "$(status_json)" ".jobs[0].delivery.state" pending "delivery of job $id after a redirect"
+! grep -q " /elsewhere$" "$COL/arrivals" || fail "the redirect was followed: $(cat "$COL/arrivals")"
 
 # --- the collector stores it but answers 500, then accepts: one report, two arrivals -----------
 n=$(arrivals_of "$rid")
