@@ -77,7 +77,7 @@ chmod 0600 "$TEST_DIR/wiped.conf"
 # --- refused ----------------------------------------------------------------------------------
 out=$(wipectl --json wipe --yes --verify none "$dev") || fail "wipe exited $?: $out"
 id=$(echo "$out" | jq -r '.jobs[0].job')
-[ "$(wait_job "$id")" = done ] || fail "job $id did not end done"
+[ "$(wait_job "$id")" = "done" ] || fail "job $id did not end done"
 wait_until 30 "a report of job $id refused by the collector in its status" has_error "$id" "connect"
 report=$STATE/reports/$id.json
 rid=$(sha256sum "$report" | cut -d' ' -f1)
@@ -198,7 +198,7 @@ sed -i "s|^report-url = .*|report-url = https://127.0.0.1:$PORT/reports|" "$TEST
 start_daemon --config "$TEST_DIR/wiped.conf" --policy-dir none --threads 2
 out=$(wipectl --json wipe --yes --verify none "$dev") || fail "wipe exited $?: $out"
 id3=$(echo "$out" | jq -r '.jobs[0].job')
-[ "$(wait_job "$id3")" = done ] || fail "job $id3 did not end done"
+[ "$(wait_job "$id3")" = "done" ] || fail "job $id3 did not end done"
 wait_until 30 "an untrusted certificate in job $id3's delivery" has_error "$id3" "certificate"
 stop_daemon || fail "stop"
 echo "report-ca-file = $TEST_DIR/tls.crt" >> "$TEST_DIR/wiped.conf"
