@@ -315,6 +315,42 @@ static void output_hook_line(struct json_object *job, bool all) {
         printf("\n");
 }
 
+/* "job 4: report delivery pending (attempt 3: Connection refused)" (wiped(8) DELIVERY): only for
+ * a report the collector does not have yet. */
+static void output_delivery_line(struct json_object *job) {
+        struct json_object *d = json_object_object_get(job, "delivery");
+        char err[OUTPUT_CELL];
+
+        if (!d || !json_object_is_type(d, json_type_object) || strcmp(output_get_string(d, "state", ""), "pending") != 0)
+                return;
+        printf("job %" PRId64 ": report delivery pending", output_job_id(job));
+        if (output_get_int(d, "attempts", 0) > 0)
+                printf(" (attempt %" PRId64 "%s%s)", output_get_int(d, "attempts", 0),
+                       output_get_string(d, "last_error", NULL) ? ": " : "",
+                       output_get_string(d, "last_error", NULL) ?
+                               output_escape(output_get_string(d, "last_error", NULL), false, err, sizeof(err)) : "");
+        printf("\n");
+}
+
+/* "Reports pending delivery: 2 (collector 127.0.0.1:8080; last error: HTTP 500)" when some are. */
+static void output_pending_line(struct json_object *o) {
+        struct json_object *c = json_object_object_get(o, "collector");
+        int64_t n = output_get_int(o, "reports_pending_delivery", 0);
+        char host[OUTPUT_CELL], err[OUTPUT_CELL];
+
+        if (n <= 0)
+                return;
+        printf("Reports pending delivery: %" PRId64, n);
+        if (c && json_object_is_type(c, json_type_object)) {
+                printf(" (collector %s", output_escape(output_get_string(c, "host", "?"), false, host, sizeof(host)));
+                if (output_get_string(c, "last_error", NULL))
+                        printf("; last error: %s", output_escape(output_get_string(c, "last_error", NULL), false, err,
+                                                                  sizeof(err)));
+                printf(")");
+        }
+        printf("\n");
+}
+
 static int output_jobs_text(struct json_object *jobs) {
         static const char *const header[] = {
                 "JOB", "DEVICE", "STATE", "METHOD", "PHASE", "PROGRESS", "SIZE", "RATE", "ETA", "IDENTITY",
@@ -378,6 +414,7 @@ static int output_jobs_text(struct json_object *jobs) {
                         printf("\n");
                 }
                 output_hook_line(job, n == 1);
+                output_delivery_line(job);
         }
         return 0;
 }
@@ -540,6 +577,7 @@ int output_render(enum output_kind kind, struct json_object *o, bool json) {
                                 output_daemon_line(v);
                         json_object_object_get_ex(o, "jobs", &v);
                         output_jobs_text(v);
+                        output_pending_line(o);
                         break;
                 case OUTPUT_SUBMITTED:
                         json_object_object_get_ex(o, "jobs", &v);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "collector.h"
 #include "conffile.h"
 #include "utf8.h"
 #include "method.h"
@@ -290,6 +291,26 @@ static const struct key_def keys[_CONFFILE_KEY_MAX] = {
                 .valid = record_text_valid, .invalid = RECORD_TEXT_INVALID },
         [CONFFILE_VERIFIER_CONTACT] = { "verifier-contact", KEY_STRING, FIELD(verifier_person[4], char *), .reloads = true,
                 .valid = record_text_valid, .invalid = RECORD_TEXT_INVALID },
+        /* Delivery: the thread is set up once, at start. */
+        [CONFFILE_REPORT_URL] = { "report-url", KEY_STRING, FIELD(report_url, char *), .valid = collector_url_valid,
+                                  .invalid = "not an http:// or https:// URL with a host" },
+        [CONFFILE_REPORT_HEADER] = { "report-header", KEY_LIST, FIELD(report_header, char **),
+                                     .count_offset = offsetof(struct conffile, n_report_header), .valid = collector_header_valid,
+                                     .invalid = "not a header \"Name: value\" wiped lets you add (not Content-Type, "
+                                                "Content-Length, Transfer-Encoding, Host, Idempotency-Key, X-Wiped-*)" },
+        [CONFFILE_REPORT_CA_FILE] = { "report-ca-file", KEY_STRING, FIELD(report_ca_file, char *),
+                                      .file_absolute = true },
+        [CONFFILE_REPORT_CLIENT_CERT] = { "report-client-cert", KEY_STRING, FIELD(report_client_cert, char *),
+                                          .file_absolute = true },
+        [CONFFILE_REPORT_CLIENT_KEY] = { "report-client-key", KEY_STRING, FIELD(report_client_key, char *),
+                                         .file_absolute = true },
+        [CONFFILE_REPORT_TIMEOUT] = { "report-timeout", KEY_SECONDS, FIELD(report_timeout, double),
+                                      .seconds_min = 1, .seconds_max = CONFFILE_REPORT_TIMEOUT_MAX,
+                                      .invalid = "invalid timeout (seconds, 1..3600)" },
+        [CONFFILE_REPORT_RETRY_MAX_INTERVAL] = { "report-retry-max-interval", KEY_SECONDS,
+                                                 FIELD(report_retry_max_interval, double), .seconds_min = 1,
+                                                 .seconds_max = CONFFILE_REPORT_RETRY_MAX,
+                                                 .invalid = "invalid interval (seconds, 1..86400)" },
 };
 
 /* The field of key k in c; the caller knows its type from keys[k].type. */
@@ -578,6 +599,8 @@ int conffile_set(struct conffile *c, enum conffile_key key, const char *value, c
         case KEY_LIST:
                 if (d->valid && !d->valid(value))
                         return invalid_error(msg, len, key, value);
+                if (key == CONFFILE_REPORT_HEADER && c->n_report_header >= COLLECTOR_HEADERS_MAX)
+                        return value_error(msg, len, "more than %d report-header lines", COLLECTOR_HEADERS_MAX);
                 if (c->n_allow + c->n_deny >= CONFFILE_PATTERNS_MAX)
                         return value_error(msg, len, "more than %d allow and deny patterns", CONFFILE_PATTERNS_MAX);
                 r = strv_append(f, list_count(c, key), value);

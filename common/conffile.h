@@ -59,6 +59,13 @@ enum conffile_key {
         CONFFILE_VERIFIER_ORGANIZATION,
         CONFFILE_VERIFIER_LOCATION,
         CONFFILE_VERIFIER_CONTACT,
+        CONFFILE_REPORT_URL,            /* the collector reports are delivered to (wiped(8) DELIVERY) */
+        CONFFILE_REPORT_HEADER,         /* a list: "Name: value" headers of each delivery */
+        CONFFILE_REPORT_CA_FILE,
+        CONFFILE_REPORT_CLIENT_CERT,
+        CONFFILE_REPORT_CLIENT_KEY,
+        CONFFILE_REPORT_TIMEOUT,
+        CONFFILE_REPORT_RETRY_MAX_INTERVAL,
         _CONFFILE_KEY_MAX,
 };
 
@@ -85,6 +92,8 @@ enum conffile_key {
 #define CONFFILE_METRICS_INTERVAL_MAX 3600.0
 #define CONFFILE_METRICS_ENDED_MAX_AGE_MAX (30.0 * 86400) /* seconds */
 #define CONFFILE_RECORD_TEXT_MAX 256    /* bytes of destination, operator-* and verifier-* values */
+#define CONFFILE_REPORT_TIMEOUT_MAX 3600.0      /* seconds */
+#define CONFFILE_REPORT_RETRY_MAX 86400.0       /* seconds */
 
 /* worker-policy: the scheduling policy of the worker threads (sched(7)); the values are the
  * kernel's, so that the zero value is the normal one. */
@@ -135,6 +144,13 @@ struct conffile {
         char *destination;              /* the record's destination (reuse, resale...), NULL: none */
         char *operator_person[5];       /* operator-name, -title, -organization, -location, -contact */
         char *verifier_person[5];       /* verifier-*, the same five */
+        /* Delivery to a collector (wiped(8) DELIVERY); read at start only. */
+        char *report_url;               /* http:// or https://; NULL: no delivery */
+        char **report_header;           /* "Name: value" lines, NULL-terminated or NULL */
+        size_t n_report_header;
+        char *report_ca_file, *report_client_cert, *report_client_key;  /* absolute paths, NULL: none */
+        double report_timeout;          /* seconds a whole request may take */
+        double report_retry_max_interval; /* seconds: the longest wait between attempts */
 };
 
 struct sockaddr_storage;

@@ -82,6 +82,10 @@ static int config_defaults(struct conffile *c) {
                 c->metrics_interval = WIPED_METRICS_INTERVAL_DEFAULT;
         if (!c->set[CONFFILE_METRICS_ENDED_MAX_AGE])
                 c->metrics_ended_max_age = WIPED_METRICS_ENDED_MAX_AGE_DEFAULT;
+        if (!c->set[CONFFILE_REPORT_TIMEOUT])
+                c->report_timeout = WIPED_REPORT_TIMEOUT_DEFAULT;
+        if (!c->set[CONFFILE_REPORT_RETRY_MAX_INTERVAL])
+                c->report_retry_max_interval = WIPED_REPORT_RETRY_MAX_INTERVAL_DEFAULT;
         /* resume (auto) and history-max-age (0: forever) default to their zero values. */
         if ((!c->socket && !(c->socket = strdup(sock))) ||
             (!c->state_dir && !(c->state_dir = strdup(WIPED_STATE_DIR_DEFAULT))) ||
@@ -199,6 +203,14 @@ static void config_print_key(FILE *out, const struct conffile *c, enum conffile_
         if (conffile_key_is_list(k)) {
                 char *const *v = k == CONFFILE_ALLOW ? c->allow : k == CONFFILE_DENY ? c->deny : NULL;
 
+                /* A header's value may be a secret (Authorization): its name only. */
+                if (k == CONFFILE_REPORT_HEADER) {
+                        v = c->report_header;
+                        for (size_t i = 0; v && v[i]; i++)
+                                fprintf(out, "%s = %.*s: (value not shown)\n", name, (int) strcspn(v[i], ":"), v[i]);
+                        if (v && v[0])
+                                return;
+                }
                 if (!v || !v[0])
                         fprintf(out, "# %s = (none)\n", name);
                 for (size_t i = 0; v && v[i]; i++)
@@ -312,6 +324,35 @@ static void config_keep(struct conffile *next, struct conffile *cur, enum conffi
         case CONFFILE_METRICS_TEXTFILE:
                 a = &next->metrics_textfile, b = &cur->metrics_textfile;
                 break;
+        /* The delivery thread took its copies at start; these show what it uses. */
+        case CONFFILE_REPORT_URL:
+                a = &next->report_url, b = &cur->report_url;
+                break;
+        case CONFFILE_REPORT_CA_FILE:
+                a = &next->report_ca_file, b = &cur->report_ca_file;
+                break;
+        case CONFFILE_REPORT_CLIENT_CERT:
+                a = &next->report_client_cert, b = &cur->report_client_cert;
+                break;
+        case CONFFILE_REPORT_CLIENT_KEY:
+                a = &next->report_client_key, b = &cur->report_client_key;
+                break;
+        case CONFFILE_REPORT_HEADER: {
+                char **v = next->report_header;
+                size_t n = next->n_report_header;
+
+                next->report_header = cur->report_header;
+                next->n_report_header = cur->n_report_header;
+                cur->report_header = v;
+                cur->n_report_header = n;
+                break;
+        }
+        case CONFFILE_REPORT_TIMEOUT:
+                next->report_timeout = cur->report_timeout;
+                break;
+        case CONFFILE_REPORT_RETRY_MAX_INTERVAL:
+                next->report_retry_max_interval = cur->report_retry_max_interval;
+                break;
         default:
                 return;
         }
@@ -348,6 +389,11 @@ int config_reload(void) {
                         config_where(&next, k, where, sizeof(where));
                         conffile_format(&config.cur, k, was, sizeof(was));
                         conffile_format(&next, k, now, sizeof(now));
+                        /* A header's value may be a secret: never in the log. */
+                        if (k == CONFFILE_REPORT_HEADER) {
+                                snprintf(was, sizeof(was), "(not shown)");
+                                snprintf(now, sizeof(now), "(not shown)");
+                        }
                         if (!conffile_key_reloads(k))
                                 log_warning("%s: %s = %s: needs a restart, %s stays in effect", where,
                                             conffile_key_name(k), now, was);

@@ -24,6 +24,8 @@
 #define WIPED_WORKER_NICE_DEFAULT 10
 #define WIPED_METRICS_INTERVAL_DEFAULT 10.0             /* metrics-interval, seconds */
 #define WIPED_METRICS_ENDED_MAX_AGE_DEFAULT 86400.0     /* metrics-ended-max-age, seconds */
+#define WIPED_REPORT_TIMEOUT_DEFAULT 30.0               /* report-timeout, seconds */
+#define WIPED_REPORT_RETRY_MAX_INTERVAL_DEFAULT 300.0   /* report-retry-max-interval, seconds */
 
 /* Read the configuration file at path (NULL: WIPED_CONFIG_DEFAULT, which may be missing; a path
  * given must exist), put cmdline (the command line and environment: taken over and reset) over it

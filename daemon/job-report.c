@@ -16,6 +16,7 @@
 #include "strutil.h"
 #include "daemon-config.h"
 #include "daemon.h"
+#include "deliver.h"
 #include "job-private.h"
 #include "sign.h"
 #include "protocol.h"
@@ -233,6 +234,8 @@ int job_write_report(struct job *job, struct json_object **ret) {
                 r = -ENOMEM;
         if (r == 0)
                 r = state_write_atomic(reports_dir, name, text, len);
+        if (r == 0)
+                r = deliver_enqueue(job, text, len);
         if (ret && text)
                 *ret = json_object_get(o);
         if (r < 0) {
@@ -544,6 +547,7 @@ struct json_object *job_to_json(struct job *job) {
         pthread_mutex_unlock(&job->lock);
         /* The end hook's outcome (wiped(8) HOOKS); null when the job has none (yet). */
         json_add(o, "hook", hook_json(job, false));
+        deliver_job_json(o, job->id, job->reported ? job->report_file : NULL);
         return TAKE_PTR(o);
 }
 

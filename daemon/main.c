@@ -21,6 +21,7 @@
 #include "conffile.h"
 #include "daemon-config.h"
 #include "daemon.h"
+#include "deliver.h"
 #include "protocol.h"
 #include "units.h"
 
@@ -499,6 +500,9 @@ int main(int argc, char **argv) {
                 }
         }
 
+        /* libcurl's global state, before any thread. */
+        if (deliver_global_init() < 0)
+                goto fail;
         lock_fd = state_dir_lock(s->state_dir);
         if (lock_fd < 0 || job_set_state_dir(s->state_dir) < 0)
                 goto fail;
@@ -539,6 +543,9 @@ int main(int argc, char **argv) {
                 log_error("cannot start the hook thread: %s", strerror(-r));
                 goto fail;
         }
+        /* Before the jobs: a report written from here on goes to the outbox. */
+        if (deliver_start(s->state_dir) < 0)
+                goto fail;
         job_load_all(pool);
         if (metrics_start(pool) < 0)
                 goto fail;
@@ -556,10 +563,13 @@ int main(int argc, char **argv) {
         hook_stop();
         hook_collect();
         job_persist_all();
+        /* A transfer under way is aborted; its report stays in the outbox for the next start. */
+        deliver_stop();
         /* After the jobs stopped: the last textfile shows how they were left. */
         metrics_stop();
         job_free_all();
         report_store_free();
+        deliver_global_cleanup();
         if (o.pidfile)
                 unlink(o.pidfile);
         server_unlisten();
@@ -571,6 +581,7 @@ int main(int argc, char **argv) {
 fail:
         daemonize_ready(ready_fd, false);
         hook_stop();
+        deliver_stop();
         metrics_stop();
         job_flusher_stop();
         pool_free(pool);

@@ -29,6 +29,7 @@
 #include "clock.h"
 #include "daemon-config.h"
 #include "daemon.h"
+#include "deliver.h"
 
 #define METRICS_RENDER_S 1.0            /* the snapshot is never older than this (and a tick) */
 #define METRICS_HTTP_CONNECTIONS 16     /* scrapes served at once; more are refused */
@@ -289,6 +290,24 @@ char *metrics_render(bool up, size_t *len) {
                 fprintf(f, "wiped_hooks_running %u\n", running);
                 put_head(f, "wiped_hooks_queued", "gauge", "End-of-job hooks waiting for a free slot (hook-max-running).");
                 fprintf(f, "wiped_hooks_queued %u\n", queued);
+        }
+        {
+                struct deliver_stats ds;
+
+                deliver_stats(&ds);
+                if (ds.enabled) {
+                        put_head(f, "wiped_reports_pending_delivery", "gauge",
+                                 "Signed reports in the outbox, not yet accepted by the collector (report-url).");
+                        fprintf(f, "wiped_reports_pending_delivery %u\n", ds.pending);
+                        put_head(f, "wiped_report_deliveries_total", "counter",
+                                 "Attempts to deliver a report, by outcome (failed_attempt: it is tried again).");
+                        fprintf(f, "wiped_report_deliveries_total{outcome=\"delivered\"} %" PRIu64 "\n", ds.delivered);
+                        fprintf(f, "wiped_report_deliveries_total{outcome=\"failed_attempt\"} %" PRIu64 "\n",
+                                ds.failed_attempts);
+                        put_head(f, "wiped_report_oldest_pending_seconds", "gauge",
+                                 "Age of the oldest report not yet delivered; 0 when none is pending.");
+                        fprintf(f, "wiped_report_oldest_pending_seconds %.0f\n", ds.oldest_pending_s);
+                }
         }
         put_head(f, "wiped_io_errors_total", "counter",
                  "I/Os that failed (a media error's retries, by halves down to single sectors, count too).");

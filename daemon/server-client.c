@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "daemon-config.h"
 #include "daemon.h"
+#include "deliver.h"
 #include "protocol.h"
 
 struct request_ctx {
@@ -441,6 +442,7 @@ static struct json_object *jobs_reply(struct request_ctx *c, const uint64_t *ids
                 for (size_t i = 0; i < n; i++)
                         json_object_array_add(arr, job_to_json(job_find(ids[i])));
         json_object_object_add(r, "jobs", arr);
+        deliver_reply_json(r);
         if (c->req->op == PROTOCOL_OP_STATUS && all) {
                 struct json_object *d = pool_json(c->pool);
 

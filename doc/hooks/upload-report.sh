@@ -11,6 +11,10 @@
 # receiving side should accept the same report twice (it is named by host and job id). A failed
 # upload exits non-zero, which the journal shows; `wipectl report ID` gives the report again.
 # curl may retry for minutes: give it room with hook-timeout (e.g. 300).
+# A native alternative: report-url in wiped.conf (wiped(8) DELIVERY) has the daemon POST every
+# report itself, from a spool in the state directory that survives restarts, retried until the
+# collector takes it, with an Idempotency-Key (the report's SHA-256) so it is never lost nor
+# held twice; wipectl status shows what is pending.
 env_file=${WIPED_HOOKS_ENV:-/etc/wiped/hooks.env}
 # shellcheck source=/dev/null
 [ -r "$env_file" ] && . "$env_file"

@@ -329,6 +329,8 @@ while IFS= read -r line; do
         case $line in metrics-listen\ =* | metrics-textfile\ =*) continue ;; esac
         # The sanitization record has no defaults: the example shows one of each.
         case $line in destination\ =* | operator-*\ =* | verifier-*\ =*) continue ;; esac
+        # Nor a collector: the example shows one, with a header, a CA and a client certificate.
+        case $line in report-url\ =* | report-header\ =* | report-ca-file\ =* | report-client-*\ =*) continue ;; esac
         case $line in threads\ =* | allow\ =* | deny\ =* | socket-group\ =* | socket\ =* | status-socket\ =* | state-dir\ =*) continue ;; esac
         grep -qxF -- "$line" <(echo "$defaults") || fail "$example: '$line' is not the default"
 done < <(grep -v '^#' "$TEST_DIR/out")

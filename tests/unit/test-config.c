@@ -85,6 +85,13 @@ static void test_values(void **state) {
                 "verifier-organization = IT Asset Services\n"
                 "verifier-location = Hamburg\n"
                 "verifier-contact = +49 40 1234\n"
+                "report-url = https://collector.example/reports\n"
+                "report-header = Authorization: Bearer x\n"
+                "report-ca-file = /etc/wiped/ca.pem\n"
+                "report-client-cert = /etc/wiped/client.pem\n"
+                "report-client-key = /etc/wiped/client.key\n"
+                "report-timeout = 10\n"
+                "report-retry-max-interval = 600\n"
                 "deny = /dev/nvme0n1";  /* no newline at the end */
         struct conffile c;
         char err[512], buf[128];
@@ -654,6 +661,10 @@ static void test_roundtrip(void **state) {
                 [CONFFILE_VERIFIER_NAME] = "B. Person", [CONFFILE_VERIFIER_TITLE] = "Supervisor",
                 [CONFFILE_VERIFIER_ORGANIZATION] = "Org", [CONFFILE_VERIFIER_LOCATION] = "Site 2",
                 [CONFFILE_VERIFIER_CONTACT] = "b@example.org",
+                [CONFFILE_REPORT_URL] = "https://c.example/r", [CONFFILE_REPORT_HEADER] = "X-Site: 3",
+                [CONFFILE_REPORT_CA_FILE] = "/etc/w/ca.pem", [CONFFILE_REPORT_CLIENT_CERT] = "/etc/w/c.pem",
+                [CONFFILE_REPORT_CLIENT_KEY] = "/etc/w/c.key", [CONFFILE_REPORT_TIMEOUT] = "5",
+                [CONFFILE_REPORT_RETRY_MAX_INTERVAL] = "60",
         };
         struct conffile a = {}, b = {}, empty = {}, merged = {}, file;
         char msg[128], buf[128], text[4096] = "", err[512];
