@@ -151,6 +151,24 @@ has "Sanitization Summary (continued)" "the second page's title"
 has "page 2 of 2" "the second page's number"
 [ "$(grep -cE "^ *$id2 +$dev2 " "$TEST_DIR/pdf.txt")" = 100 ] || fail "the summary of 100 jobs has not 100 rows"
 
+# --all selects the reports as the export does: all of them, or one submission (--batch).
+wipectl report --all --pdf "$TEST_DIR/all.pdf" --summary-only > /dev/null 2> "$TEST_DIR/err" ||
+        fail "report --all --pdf --summary-only exited $?: $(cat "$TEST_DIR/err")"
+totext "$TEST_DIR/all.pdf"
+grep -E "^ *$id1 +$dev1 " "$TEST_DIR/pdf.txt" > /dev/null && grep -E "^ *$id2 +$dev2 " "$TEST_DIR/pdf.txt" > /dev/null ||
+        fail "report --all --pdf: the summary lacks a row of job $id1 or $id2: $(cat "$TEST_DIR/pdf.txt")"
+batch1=$(wipectl --json report "$id1" | jq -r .batch)
+[ -n "$batch1" ] && [ "$batch1" != null ] || fail "job $id1 has no batch"
+wipectl report --all --batch "$batch1" --pdf "$TEST_DIR/batch.pdf" > /dev/null 2> "$TEST_DIR/err" ||
+        fail "report --all --batch --pdf exited $?: $(cat "$TEST_DIR/err")"
+[ "$(pages "$TEST_DIR/batch.pdf")" = 1 ] || fail "the batch of job $id1 alone is not one certificate"
+totext "$TEST_DIR/batch.pdf"
+has "$dev1" "job $id1's device (its batch)"
+grep -qF "$dev2" "$TEST_DIR/pdf.txt" && fail "the certificate of job $id1's batch shows $dev2 of another batch"
+expect_exit 1 wipectl report --all --batch 0123456789abcdef0123456789abcdef --pdf "$TEST_DIR/none.pdf"
+[ -e "$TEST_DIR/none.pdf" ] && fail "report --all --pdf wrote a file when no report matched"
+expect_exit 2 wipectl report --all --format csv --pdf "$TEST_DIR/x.pdf"
+
 # "-": the PDF on stdout; an existing file is replaced whole.
 wipectl report --pdf - "$id2" > "$TEST_DIR/stdout.pdf" 2> "$TEST_DIR/err" || fail "report --pdf - exited $?: $(cat "$TEST_DIR/err")"
 [ "$(pages "$TEST_DIR/stdout.pdf")" = 1 ] || fail "report --pdf - did not write one page on stdout"
