@@ -74,6 +74,15 @@ static bool hidden_valid(const char *value) {
         return strcmp(value, "restore") == 0 || strcmp(value, "refuse") == 0 || strcmp(value, "ignore") == 0;
 }
 
+static bool smart_policy_valid(const char *value) {
+        return strcmp(value, "ignore") == 0 || strcmp(value, "flag") == 0 || strcmp(value, "refuse") == 0;
+}
+
+/* A path (absolute), a program name, or "none". */
+static bool smartctl_valid(const char *value) {
+        return value[0] && !strpbrk(value, " \t") && (value[0] == '/' || !strchr(value, '/'));
+}
+
 static bool group_valid(const char *value) {
         return !strpbrk(value, " \t:");
 }
@@ -258,6 +267,16 @@ static const struct key_def keys[_CONFFILE_KEY_MAX] = {
         /* The monitor is opened once, at start. */
         [CONFFILE_POLICY_EVENTS] = { "policy-events", KEY_STRING, FIELD(policy_events, char *),
                                      .valid = events_valid, .invalid = "unknown event source (auto, udev, kernel)" },
+        /* Drive health (wiped(8) "DRIVE HEALTH"): read where used, so they reload. */
+        [CONFFILE_SMARTCTL] = { "smartctl", KEY_STRING, FIELD(smartctl, char *), .reloads = true,
+                                .valid = smartctl_valid,
+                                .invalid = "not an absolute path, a program name or none" },
+        [CONFFILE_SMART_TIMEOUT] = { "smart-timeout", KEY_UINT, FIELD(smart_timeout, unsigned), .min = 1,
+                                     .reloads = true, .max = CONFFILE_SMART_TIMEOUT_MAX,
+                                     .invalid = "invalid timeout (seconds, 1.." STR(CONFFILE_SMART_TIMEOUT_MAX) ")" },
+        [CONFFILE_SMART_POLICY] = { "smart-policy", KEY_STRING, FIELD(smart_policy, char *), .reloads = true,
+                                    .valid = smart_policy_valid,
+                                    .invalid = "unknown smart-policy (ignore, flag, refuse)" },
 };
 
 /* The field of key k in c; the caller knows its type from keys[k].type. */

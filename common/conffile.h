@@ -47,6 +47,9 @@ enum conffile_key {
         CONFFILE_DENY,                  /* a list */
         CONFFILE_POLICY_DIR,            /* the bay policies' directory, or "none" */
         CONFFILE_POLICY_EVENTS,         /* where device events come from: auto, udev, kernel */
+        CONFFILE_SMARTCTL,              /* smartmontools' smartctl: a path, a name in PATH, or "none" */
+        CONFFILE_SMART_TIMEOUT,         /* seconds a smartctl run may take */
+        CONFFILE_SMART_POLICY,          /* a drive that fails its health check: ignore, flag, refuse */
         _CONFFILE_KEY_MAX,
 };
 
@@ -72,6 +75,7 @@ enum conffile_key {
 #define CONFFILE_METRICS_INTERVAL_MIN 1.0       /* seconds */
 #define CONFFILE_METRICS_INTERVAL_MAX 3600.0
 #define CONFFILE_METRICS_ENDED_MAX_AGE_MAX (30.0 * 86400) /* seconds */
+#define CONFFILE_SMART_TIMEOUT_MAX 3600         /* seconds */
 
 /* worker-policy: the scheduling policy of the worker threads (sched(7)); the values are the
  * kernel's, so that the zero value is the normal one. */
@@ -119,6 +123,9 @@ struct conffile {
         char *policy_dir;               /* policy-dir: absolute, or "none"; NULL: the default */
         char *policy_events;            /* policy-events: "auto", "udev" or "kernel"; NULL: auto */
         size_t n_allow, n_deny;
+        char *smartctl;                 /* smartctl: a path, a program name, or "none" */
+        unsigned smart_timeout;         /* 1..CONFFILE_SMART_TIMEOUT_MAX seconds */
+        char *smart_policy;             /* "ignore", "flag" or "refuse" */
 };
 
 struct sockaddr_storage;

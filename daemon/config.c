@@ -78,6 +78,8 @@ static int config_defaults(struct conffile *c) {
                 c->hook_timeout = HOOK_TIMEOUT_DEFAULT;
         if (!c->set[CONFFILE_HOOK_MAX_RUNNING])
                 c->hook_max_running = HOOK_MAX_RUNNING_DEFAULT;
+        if (!c->set[CONFFILE_SMART_TIMEOUT])
+                c->smart_timeout = SMART_TIMEOUT_DEFAULT;
         if (!c->set[CONFFILE_METRICS_INTERVAL])
                 c->metrics_interval = WIPED_METRICS_INTERVAL_DEFAULT;
         if (!c->set[CONFFILE_METRICS_ENDED_MAX_AGE])
@@ -86,6 +88,8 @@ static int config_defaults(struct conffile *c) {
         if ((!c->socket && !(c->socket = strdup(sock))) ||
             (!c->state_dir && !(c->state_dir = strdup(WIPED_STATE_DIR_DEFAULT))) ||
             (!c->method && !(c->method = strdup("random"))) ||
+            (!c->smartctl && !(c->smartctl = strdup("smartctl"))) ||
+            (!c->smart_policy && !(c->smart_policy = strdup("flag"))) ||
             (!c->verify && !(c->verify = strdup("sample"))))
                 return -ENOMEM;
         /* The read-only socket: beside the control socket unless configured (or "none"). */

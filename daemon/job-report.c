@@ -445,6 +445,7 @@ struct json_object *job_to_json(struct job *job) {
         pthread_mutex_unlock(&job->lock);
         /* The end hook's outcome (wiped(8) HOOKS); null when the job has none (yet). */
         json_add(o, "hook", hook_json(job, false));
+        smart_status_add(job, o);
         return TAKE_PTR(o);
 }
 
@@ -630,6 +631,7 @@ struct json_object *job_report_json(struct job *job, bool with_keys) {
         pthread_mutex_unlock(&job->lock);
         json_add(o, "identity", device_identity_json(&job->info));
         json_add(o, "signatures_before", device_signatures_json(job->sigs_before, job->n_sigs_before));
+        smart_report_add(job, o);
         report_add_context(job, o);
         return TAKE_PTR(o);
 }

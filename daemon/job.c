@@ -85,6 +85,7 @@ void job_free(struct job *job) {
         free(job->runs);
         free(job->method);
         free(job->policy);
+        smart_job_free(job);
         free(job->purge_fallback);
         sample_plan_done(&job->sample);
         device_identity_done(&job->info);
@@ -314,6 +315,10 @@ static int job_prepare(struct pool *pool, const char *const *devices, size_t n, 
                 }
                 made[i]->fd = fd;
         }
+        /* Drive health before anything is written: a failing drive refuses the submit under
+         * smart-policy = refuse (smart.c). */
+        if (r == 0)
+                r = smart_jobs_before(made, n, err, err_len);
         /* Every device passed: hidden areas to restore are restored now (before this, a refusal
          * of any device would have left a drive changed), and a job whose device grew is planned
          * again for its new size. A dry run only says it would. */
@@ -1145,6 +1150,7 @@ void job_tick(void) {
                                 log_warning("job %" PRIu64 ": not resumed: %s", j->id, err);
                         }
                 }
+                smart_job_tick(j);
                 if (job_report_due(j) && mono >= j->report_retry)
                         job_write_report(j, NULL);
                 hook_job_check(j);
