@@ -631,6 +631,9 @@ int smart_jobs_before(struct job **made, size_t n, char *err, size_t err_len) {
                 json_object_put(made[i]->smart_before);
                 made[i]->smart_before = out[i];
                 made[i]->smart_after_due = smart_checked(policy);
+                /* Not checked after either: said once, now. */
+                if (!smart_checked(policy) && !(made[i]->smart_after = smart_not_checked()))
+                        return -ENOMEM;
         }
         for (i = 0; i < n; i++) {
                 struct json_object *r;
