@@ -375,6 +375,7 @@ const char *conffile_key_suggest(const char *name) {
  * few; NULL when none is close or the key takes other values. */
 static const char *value_suggest(enum conffile_key k, const char *value) {
         static const char *const hidden[] = { "restore", "refuse", "ignore" };
+        static const char *const smart[] = { "ignore", "flag", "refuse" };
         static const char *const policy[] = { "other", "batch", "idle" };
         const char *ciphers[_KEYSTREAM_CIPHER_MAX + 1];
         size_t n = 0;
@@ -390,6 +391,8 @@ static const char *value_suggest(enum conffile_key k, const char *value) {
                                 ciphers[n++] = keystream_cipher_name((enum keystream_cipher) c);
                 return conffile_suggest(value, ciphers, n);
         default:
+                if (k == CONFFILE_SMART_POLICY)
+                        return conffile_suggest(value, smart, sizeof(smart) / sizeof(smart[0]));
                 return k == CONFFILE_HIDDEN_AREA ? conffile_suggest(value, hidden, sizeof(hidden) / sizeof(hidden[0]))
                                                  : NULL;
         }

@@ -74,6 +74,9 @@ static void test_values(void **state) {
                 "hook-max-running = 2\n"
                 "policy-dir = /etc/w/policies.d\n"
                 "policy-events = kernel\n"
+                "smartctl = /usr/sbin/smartctl\n"
+                "smart-timeout = 10\n"
+                "smart-policy = refuse\n"
                 "deny = /dev/nvme0n1";  /* no newline at the end */
         struct conffile c;
         char err[512], buf[128];
@@ -126,6 +129,10 @@ static void test_values(void **state) {
         assert_string_equal(c.policy_events, "kernel");
         assert_true(conffile_key_reloads(CONFFILE_POLICY_DIR));
         assert_false(conffile_key_reloads(CONFFILE_POLICY_EVENTS));
+        assert_string_equal(c.smartctl, "/usr/sbin/smartctl");
+        assert_int_equal(c.smart_timeout, 10);
+        assert_string_equal(c.smart_policy, "refuse");
+        assert_true(conffile_key_reloads(CONFFILE_SMART_POLICY));
         assert_int_equal(c.line[CONFFILE_THREADS], 3);
         assert_int_equal(c.line[CONFFILE_BUFFERS], 4);
         assert_int_equal(c.line[CONFFILE_ALLOW], 27);
@@ -611,6 +618,7 @@ static void test_roundtrip(void **state) {
                 [CONFFILE_POLICY_DIR] = "/etc/w/policies.d", [CONFFILE_POLICY_EVENTS] = "udev",
                 [CONFFILE_METRICS_LISTEN] = "127.0.0.1:9137", [CONFFILE_METRICS_TEXTFILE] = "/run/w.prom",
                 [CONFFILE_METRICS_INTERVAL] = "10", [CONFFILE_METRICS_ENDED_MAX_AGE] = "86400",
+                [CONFFILE_SMARTCTL] = "none", [CONFFILE_SMART_TIMEOUT] = "5", [CONFFILE_SMART_POLICY] = "ignore",
         };
         struct conffile a = {}, b = {}, empty = {}, merged = {}, file;
         char msg[128], buf[128], text[4096] = "", err[512];
