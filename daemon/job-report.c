@@ -196,7 +196,7 @@ struct json_object *job_report(struct job *job, bool with_keys) {
                 return job_report_json(job, true);
         /* A job that shows an end has its signed report: made now if the main loop's next tick was
          * to write it (or if writing it failed: it is signed all the same). */
-        if (job_report_due(job)) {
+        if (job_report_due(job) && smart_job_settled(job)) {
                 (void) job_write_report(job, &o);
                 if (o)
                         return o;

@@ -199,7 +199,7 @@ bool job_report_due(struct job *j) {
         s = j->state;
         runs = j->n_runs;
         pthread_mutex_unlock(&j->lock);
-        return state_ended(s) && atomic_load(&j->settled) && smart_job_settled(j) &&
+        return state_ended(s) && atomic_load(&j->settled) &&
                (!j->reported || j->reported_end != j->ended_at || j->reported_runs != runs);
 }
 

@@ -1151,7 +1151,8 @@ void job_tick(void) {
                         }
                 }
                 smart_job_tick(j);
-                if (job_report_due(j) && mono >= j->report_retry)
+                /* Once its drive health after it ended is in (smart.c). */
+                if (smart_job_settled(j) && job_report_due(j) && mono >= j->report_retry)
                         job_write_report(j, NULL);
                 hook_job_check(j);
                 job_persist(j, mono);

@@ -666,6 +666,8 @@ void smart_job_tick(struct job *job) {
                 pthread_mutex_unlock(&job->lock);
                 if (!job->smart_after)
                         job->smart_after = smart_unavailable("out of memory", NULL, (int64_t) real_s());
+                /* A report written without it (at a forget, the daemon's stop): written again. */
+                job->reported = false;
                 job->smart_thread = NULL;
                 free(t->program);
                 free(t->node);
@@ -677,6 +679,7 @@ void smart_job_tick(struct job *job) {
                 return;
         if (!config_program()) {
                 job->smart_after = smart_unavailable(DISABLED, NULL, (int64_t) real_s());
+                job->reported = false;
                 pthread_mutex_lock(&job->lock);
                 job->dirty = true;
                 pthread_mutex_unlock(&job->lock);

@@ -71,7 +71,9 @@ int smart_jobs_before(struct job **made, size_t n, char *err, size_t err_len);
 /* Main loop, for each job: once it ended for good, start taking its snapshot after (a thread of
  * its own) when it has one before and none after yet; collect a finished one. */
 void smart_job_tick(struct job *job);
-/* Whether the job's report may be written: its snapshot after is taken (or none is due). */
+/* Whether the job's report is to wait no more (and its hook): its snapshot after is taken, or
+ * none is due. A report written before it (at a forget, at the daemon's stop) is written again
+ * once it is in. */
 bool smart_job_settled(struct job *job);
 /* Release the job's snapshots and wait for its snapshot thread, if any (job_free). */
 void smart_job_free(struct job *job);
