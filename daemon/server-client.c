@@ -667,9 +667,11 @@ static struct json_object *op_probe(struct request_ctx *c) {
                         json_object_put(r);
                         return protocol_reply_error(c->req->id, k, "%s: cannot probe: %s", devices[i], strerror(-k));
                 }
-                json_object_array_add(arr, smart_probe_json(device_probe_json(&p), &p));
+                json_object_array_add(arr, device_probe_json(&p));
                 device_probe_done(&p);
         }
+        /* Drive health: every device at once (smart.c). */
+        smart_probe_add(arr);
         return r;
 }
 

@@ -539,22 +539,46 @@ static enum smart_policy config_policy(void) {
 
 #define DISABLED "SMART disabled by configuration"
 
-struct json_object *smart_check_node(const char *node, const char *kind) {
-        const char *program = config_program();
-        struct json_object *o = NULL;
+/* A string member of o, or NULL. */
+static const char *get_str(struct json_object *o, const char *key) {
+        struct json_object *v;
 
-        if (!program)
-                return smart_unavailable(DISABLED, NULL, (int64_t) real_s());
-        smart_run(program, config_timeout(), &node, &kind, 1, &o);
-        return o;
+        return o && json_object_object_get_ex(o, key, &v) && v && json_object_is_type(v, json_type_string) ?
+               json_object_get_string(v) : NULL;
 }
 
-struct json_object *smart_probe_json(struct json_object *o, const struct device_probe *p) {
-        if (!o)
-                return NULL;
-        json_object_object_add(o, "smart", p->have_identity && p->id.node ?
-                               smart_check_node(p->id.node, smart_kind(p->id.name, p->id.transport)) : NULL);
-        return o;
+void smart_probe_add(struct json_object *devices) {
+        size_t n = devices ? json_object_array_length(devices) : 0, k = 0;
+        _cleanup_free_ const char **nodes = calloc(n ? n : 1, sizeof(*nodes));
+        _cleanup_free_ const char **kinds = calloc(n ? n : 1, sizeof(*kinds));
+        _cleanup_free_ struct json_object **out = calloc(n ? n : 1, sizeof(*out));
+        _cleanup_free_ size_t *at = calloc(n ? n : 1, sizeof(*at));
+        const char *program = config_program();
+
+        if (!nodes || !kinds || !out || !at)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *p = json_object_array_get_idx(devices, i), *id = NULL;
+
+                if (!p)
+                        continue;
+                json_object_object_add(p, "smart", NULL);
+                /* A block device has an identity (its node resolved). */
+                if (!json_object_object_get_ex(p, "identity", &id) || !id || !get_str(id, "node"))
+                        continue;
+                nodes[k] = get_str(id, "node");
+                kinds[k] = smart_kind(get_str(id, "name"), get_str(id, "transport"));
+                at[k++] = i;
+        }
+        if (k == 0)
+                return;
+        if (!program)
+                for (size_t i = 0; i < k; i++)
+                        out[i] = smart_unavailable(DISABLED, NULL, (int64_t) real_s());
+        else
+                smart_run(program, config_timeout(), nodes, kinds, k, out);
+        for (size_t i = 0; i < k; i++)
+                json_object_object_add(json_object_array_get_idx(devices, at[i]), "smart", out[i]);
 }
 
 /* ---- jobs ---- */

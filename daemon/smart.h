@@ -55,13 +55,10 @@ void smart_run(const char *program, unsigned timeout_s, const char *const *nodes
  * transport of its identity; NULL when it may. */
 const char *smart_kind(const char *name, const char *transport);
 
-/* The snapshot of node now, by the configuration (smartctl, smart-timeout): also when smartctl is
- * "none" (reason "SMART disabled by configuration"). For a probe (main thread). NULL on ENOMEM. */
-struct json_object *smart_check_node(const char *node, const char *kind);
-struct device_probe;
-/* Add the probed device's "smart" (null when it is not a block device) to its probe object o;
- * returns o (NULL stays NULL). */
-struct json_object *smart_probe_json(struct json_object *o, const struct device_probe *p);
+/* Add "smart" to every PROBE object of the array devices (null when it is not a block device):
+ * smartctl run on all of them at once, smart-timeout at most in all (the main thread waits: the
+ * watchdog's interval is far longer). */
+void smart_probe_add(struct json_object *devices);
 
 /* ---- jobs ---- */
 /* Take the snapshots before the jobs made[0..n) write (their devices are open, nothing is
