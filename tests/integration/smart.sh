@@ -14,6 +14,7 @@ command -v smartctl >/dev/null || PATH=$PATH:/usr/sbin:/sbin
 command -v smartctl >/dev/null || hard_error "smartctl missing (tools/install-deps installs smartmontools)"
 
 L=$(make_loop 32M)
+L2=$(make_loop 16M)
 # The snapshot after is taken once the job ended (seconds later with a slow smartctl); the signed
 # report is written after it. report ID: the report once it has it.
 after_taken() { [ "$(wipectl --json report "$1" | jq -r '.smart_after != null and .signature != null')" = true ]; }
@@ -145,6 +146,30 @@ pid=$(cat "$MODE.pid") || fail "the hanging fake did not run"
 wait_until 10 "the hanging smartctl ($pid) is gone" bash -c "! kill -0 $pid 2>/dev/null"
 ! pgrep -f "sleep 3600" -P "$pid" > /dev/null 2>&1 || fail "the hanging smartctl's sleep is left"
 
+# A probe of two devices runs both at once; the fake answers nothing for the second (empty
+# output: unreadable) while the first hangs until smart-timeout.
+probe=$(wipectl --json probe "$L" "$L2") || fail "probe of two devices"
+[ "$(echo "$probe" | jq -r '.devices[0].smart.reason,.devices[1].smart.reason')" = \
+  "$(printf 'smartctl timed out\nsmartctl output unreadable')" ] || fail "probe of two: $(echo "$probe" | jq -c '[.devices[].smart]')"
+
+# A stop while the snapshot after is being taken: the report written at the stop lacks it; after
+# the next start it is taken again and the report is written again, signed, with it.
+n=$(wc -l < "$CALLS")
+id=$(wipectl --json wipe --yes --no-wait --method zero --verify none "$L" | jq -r '.jobs[0].job') || fail "submit (stop)"
+[ "$(wait_job "$id")" = done ] || fail "stop: job $id not done"
+calls_at_least() { [ "$(wc -l < "$CALLS")" -ge "$1" ]; }
+wait_until 60 "the snapshot after of job $id runs" calls_at_least $((n + 2))
+stop_daemon || fail "daemon stop during the snapshot after"
+echo ata-hdd > "$MODE"
+start_daemon --config "$TEST_DIR/wiped.conf" --policy-dir none
+rep=$(report "$id")
+[ "$(echo "$rep" | jq -r '.smart_before.reason,.smart_after.passed,.smart_after.power_on_hours')" = \
+  "$(printf 'smartctl timed out\ntrue\n19402')" ] || fail "stop: $(echo "$rep" | jq -c '[.smart_before,.smart_after]')"
+file_after_passed() { [ "$(jq -r '.smart_after.passed' "$STATE/reports/$1.json")" = true ]; }
+wait_until 30 "job $id: the report file holds smart_after" file_after_passed "$id"
+expect_exit 0 wipectl report --check "$STATE/reports/$id.json"
+[ "$(grep -c "job $id: .*report written" "$TEST_DIR/daemon.log")" = 2 ] || fail "stop: the report of job $id was not written twice"
+
 # Garbage: unreadable.
 echo garbage > "$MODE"
 with_config flag
@@ -172,9 +197,9 @@ rep=$(report "$id")
 [ "$(echo "$rep" | jq -r '.smart_policy,.smart_before.passed')" = "$(printf 'ignore\nnull')" ] || fail "ignore: $(echo "$rep" | jq -c .smart_before)"
 [ "$(wc -l < "$CALLS")" = "$calls" ] || fail "smartctl was run with smartctl = none or smart-policy = ignore"
 
-# The fake was only ever asked about the test's own loop device.
+# The fake was only ever asked about the test's own loop devices.
 while read -r _ args; do
-        [ "${args##* }" = "$L" ] || fail "smartctl was run on ${args##* }"
+        [ "${args##* }" = "$L" ] || [ "${args##* }" = "$L2" ] || fail "smartctl was run on ${args##* }"
 done < "$CALLS"
 [ -s "$CALLS" ] || fail "the fake smartctl was never run"
 
