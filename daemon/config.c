@@ -462,6 +462,12 @@ int config_json_add(struct json_object *o) {
             json_object_object_add(o, "hook_max_running", json_object_new_int64(c->hook_max_running)) < 0 ||
             hook_counts_json_add(o) < 0)
                 return -ENOMEM;
+        /* Drive health (wiped(8) DRIVE HEALTH). */
+        if (json_object_object_add(o, "smartctl", json_object_new_string(c->smartctl ? c->smartctl : "smartctl")) < 0 ||
+            json_object_object_add(o, "smart_timeout_s", json_object_new_int64(c->smart_timeout)) < 0 ||
+            json_object_object_add(o, "smart_policy", json_object_new_string(c->smart_policy ? c->smart_policy :
+                                                                             "flag")) < 0)
+                return -ENOMEM;
         return 0;
 }
 

@@ -88,6 +88,8 @@ jobs_count() { wipectl --json list | jq '.jobs | length'; }
 # A failing drive under refuse: refused, nothing written, no job.
 echo ata-failing > "$MODE"
 with_config refuse
+[ "$(wipectl --json version | jq -r '.daemon | [.smartctl, .smart_policy, .smart_timeout_s] | join(" ")')" = \
+  "$TEST_DIR/smartctl refuse 30" ] || fail "version: $(wipectl --json version | jq -c .daemon)"
 fill
 sum=$(sha256sum < "$L")
 n=$(jobs_count)
