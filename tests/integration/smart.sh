@@ -4,7 +4,9 @@
 # the text report). Then smartctl is replaced by tests/helpers/fake-smartctl: the external program
 # the daemon runs is replaced, not the I/O path (the wipes are real, on the test's own loop
 # device, and the fake is only ever given that device's path; it reads no device). With it: a
-# failing drive under smart-policy = refuse is refused with nothing written and no job; under flag
+# failing drive under smart-policy = refuse is refused with nothing written and no job (a bay
+# policy's job too); a probe of two devices runs both at once; a stop while the snapshot after is
+# taken has the report written again with it after the start; under flag
 # it is wiped and the report has passed=false before and after; a smartctl that hangs is killed at
 # smart-timeout (its process group: nothing of it is left) and the job goes on; one that prints
 # garbage is "unreadable"; smartctl = none and smart-policy = ignore run nothing.
@@ -15,6 +17,9 @@ command -v smartctl >/dev/null || hard_error "smartctl missing (tools/install-de
 
 L=$(make_loop 32M)
 L2=$(make_loop 16M)
+# A disk a bay policy takes (only this backing file matches it).
+head -c 8M /dev/urandom > "$TEST_DIR/pol-1.img" || hard_error "cannot write $TEST_DIR/pol-1.img"
+L3=$(make_loop_file "$TEST_DIR/pol-1.img")
 # The snapshot after is taken once the job ended (seconds later with a slow smartctl); the signed
 # report is written after it. report ID: the report once it has it.
 after_taken() { [ "$(wipectl --json report "$1" | jq -r '.smart_after != null and .signature != null')" = true ]; }
@@ -69,7 +74,7 @@ MODE=$TEST_DIR/smart-mode
 CALLS=$TEST_DIR/smart-calls
 cat > "$TEST_DIR/smartctl" <<EOF
 #!/bin/sh
-FAKE_SMARTCTL_DEVICE='$L' FAKE_SMARTCTL_MODE_FILE='$MODE' FAKE_SMARTCTL_LOG='$CALLS' \\
+FAKE_SMARTCTL_DEVICE='$L $L3' FAKE_SMARTCTL_MODE_FILE='$MODE' FAKE_SMARTCTL_LOG='$CALLS' \\
 FAKE_SMARTCTL_SAMPLES='$top_srcdir/tests/unit/smart' exec /bin/sh '$top_srcdir/tests/helpers/fake-smartctl' "\$@"
 EOF
 chmod +x "$TEST_DIR/smartctl"
@@ -104,6 +109,21 @@ expect_exit 5 wipectl wipe --yes --dry-run --method zero "$L"
 wipectl probe "$L" > "$TEST_DIR/probe.txt" || fail "probe"
 grep -qE '^  Health: +FAILED \(SMART overall-health\), 43482 power-on hours, 3016 reallocated, 128 pending' \
         "$TEST_DIR/probe.txt" || { cat "$TEST_DIR/probe.txt" >&2; fail "probe text: no failing Health line"; }
+# A bay policy's job meets the same refusal (existing = wipe: the disk present at the start).
+mkdir -p "$TEST_DIR/policies.d"
+printf '%s\n' "backing-file = $TEST_DIR/pol-*.img" "method = zero" "settle = 0.5" "existing = wipe" \
+        > "$TEST_DIR/policies.d/bay.conf"
+sum3=$(sha256sum < "$L3")
+stop_daemon || fail "daemon stop"
+start_daemon --config "$TEST_DIR/wiped.conf" --policy-dir "$TEST_DIR/policies.d"
+refused_by_policy() {
+        wipectl --json policies | jq -e '[.policies[] | select(.name == "bay") | .events[].event |
+                test("refused: .*failed its SMART health check")] | any' > /dev/null
+}
+wait_until 60 "policy bay refuses $L3 (failing drive, smart-policy = refuse)" refused_by_policy
+[ "$(sha256sum < "$L3")" = "$sum3" ] || fail "the policy's refused job wrote to $L3"
+[ "$(wipectl --json list | jq --arg d "$L3" '[.jobs[] | select(.node == $d)] | length')" = 0 ] || fail "a job on $L3"
+with_config refuse
 # A healthy drive under refuse is wiped.
 echo ata-hdd > "$MODE"
 id=$(wipectl --json wipe --yes --no-wait --method zero --verify none "$L" | jq -r '.jobs[0].job') || fail "submit (healthy)"
@@ -201,7 +221,7 @@ rep=$(report "$id")
 
 # The fake was only ever asked about the test's own loop devices.
 while read -r _ args; do
-        [ "${args##* }" = "$L" ] || [ "${args##* }" = "$L2" ] || fail "smartctl was run on ${args##* }"
+        case " $L $L2 $L3 " in *" ${args##* } "*) ;; *) fail "smartctl was run on ${args##* }" ;; esac
 done < "$CALLS"
 [ -s "$CALLS" ] || fail "the fake smartctl was never run"
 
