@@ -3,7 +3,7 @@
 # in the probe (JSON and the "Health:" line), the status and the report before and after (and in
 # the text report). Then smartctl is replaced by tests/helpers/fake-smartctl: the external program
 # the daemon runs is replaced, not the I/O path (the wipes are real, on the test's own loop
-# device, and the fake is only ever given that device's path; it reads no device). With it: a
+# devices, and the fake is only ever given their paths; it reads no device). With it: a
 # failing drive under smart-policy = refuse is refused with nothing written and no job (a bay
 # policy's job too); a probe of two devices runs both at once; a stop while the snapshot after is
 # taken has the report written again with it after the start; under flag
@@ -164,9 +164,10 @@ for k in smart_before smart_after; do
                 fail "hang: $k: $(echo "$rep" | jq -c ".$k")"
 done
 pid=$(cat "$MODE.pid") || fail "the hanging fake did not run"
-# Killed with its process group: neither the script nor its sleep is left.
-wait_until 10 "the hanging smartctl ($pid) is gone" bash -c "! kill -0 $pid 2>/dev/null"
-! pgrep -f "sleep 3600" -P "$pid" > /dev/null 2>&1 || fail "the hanging smartctl's sleep is left"
+# Killed with its process group (it leads it: the daemon spawned it so, and the wrapper exec'd
+# it): neither the script nor its sleep is left.
+group_gone() { ! pgrep -g "$1" > /dev/null; }
+wait_until 10 "the hanging smartctl's process group ($pid) is gone" group_gone "$pid"
 
 # A probe of two devices runs both at once; the fake answers nothing for the second (empty
 # output: unreadable) while the first hangs until smart-timeout.
