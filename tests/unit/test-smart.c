@@ -1,7 +1,7 @@
 /* Drive health (daemon/smart.c) without a drive: smart_parse() on smartctl 7.3's JSON output of an
  * ATA hard disk, a SATA SSD, an NVMe drive, a SCSI drive, a failing ATA drive and a loop device
  * (tests/unit/smart/, read from $top_srcdir, which make check sets), and on output that is not
- * smartctl's. Linked with the daemon's library. */
+ * smartctl's, and smart_run() with a program that is not there. Linked with the daemon's library. */
 #include "config.h"
 
 #include <errno.h>
@@ -226,6 +226,25 @@ static void test_unreadable(void **state) {
         }
 }
 
+/* A program that is not there: nothing runs (the node is never opened by anything). */
+static void test_not_installed(void **state) {
+        const char *nodes[] = { "/dev/null", "/dev/null" }, *kinds[] = { NULL, "loop device" };
+        struct json_object *out[2] = {};
+
+        (void) state;
+        smart_run("wiped-test-no-such-smartctl", 5, nodes, kinds, 2, out);
+        for (int i = 0; i < 2; i++) {
+                assert_non_null(out[i]);
+                check_str(out[i], "reason", "wiped-test-no-such-smartctl not installed");
+                check_passed(out[i], -1);
+                json_object_put(out[i]);
+        }
+        smart_run("/nonexistent/smartctl", 5, nodes, kinds, 1, out);
+        assert_non_null(out[0]);
+        check_str(out[0], "reason", "cannot run /nonexistent/smartctl: No such file or directory");
+        json_object_put(out[0]);
+}
+
 static void test_policy_names(void **state) {
         enum smart_policy p;
 
@@ -250,6 +269,7 @@ int main(void) {
                 cmocka_unit_test(test_failing_exit_status),
                 cmocka_unit_test(test_loop),
                 cmocka_unit_test(test_unreadable),
+                cmocka_unit_test(test_not_installed),
                 cmocka_unit_test(test_policy_names),
         };
 
