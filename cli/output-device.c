@@ -560,6 +560,7 @@ static void output_probe_one(struct json_object *probe) {
                         output_firmware_text(output_get_object(output_get_object(probe, "erase"), "firmware"), "  ",
                                              OUTPUT_PROBE_WIDTH - 2);
         }
+        output_smart_probe(probe, "  ", OUTPUT_PROBE_WIDTH);
         if (output_array_length(signatures) == 0)
                 output_field("  ", OUTPUT_PROBE_WIDTH, "Signatures:", "none found");
         else {

@@ -862,6 +862,7 @@ void output_report_text(struct json_object *rep) {
         output_report_bad(rep);
         output_report_history(rep);
         output_report_device(rep);
+        output_smart_report(rep);
         output_report_signed(rep);
         if (any_random && !any_key)
                 printf("Keys are not shown; \"wipectl report --keys %" PRId64 "\" (as root) prints them and, when the\n"

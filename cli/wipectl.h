@@ -379,6 +379,15 @@ const char *output_verify_mode(struct json_object *verify, char *buf, size_t n);
 /* {"methods":[...]} as text: one block per method, legacy ones marked, and the note on them. */
 void output_methods_text(struct json_object *methods);
 
+/* output-smart.c: drive health (a probe's "smart", a report's "smart_before" and "smart_after"). */
+/* One line of a SMART snapshot: "PASSED, 12345 power-on hours, 0 reallocated, 0 pending", "no
+ * SMART (loop device)", "not available (smartctl timed out)", "not recorded" (NULL). Returns buf. */
+const char *output_smart_summary(struct json_object *smart, char *buf, size_t n);
+/* The probe's "Health:" line, the label padded to width (indent included); none without "smart". */
+void output_smart_probe(struct json_object *probe, const char *indent, int width);
+/* The report's "Health before", "Health after" and "Health policy" lines. */
+void output_smart_report(struct json_object *rep);
+
 /* output-device.c: the IDENTITY, SIG, PART and PROBE objects of the daemon as text. */
 
 /* All probes of {"devices":[PROBE...]}: for each a heading ("/dev/loop3: wipeable", or why not),

@@ -77,6 +77,15 @@ static bool hidden_valid(const char *value) {
         return strcmp(value, "restore") == 0 || strcmp(value, "refuse") == 0 || strcmp(value, "ignore") == 0;
 }
 
+static bool smart_policy_valid(const char *value) {
+        return strcmp(value, "ignore") == 0 || strcmp(value, "flag") == 0 || strcmp(value, "refuse") == 0;
+}
+
+/* A path (absolute), a program name, or "none". */
+static bool smartctl_valid(const char *value) {
+        return value[0] && !strpbrk(value, " \t") && (value[0] == '/' || !strchr(value, '/'));
+}
+
 static bool group_valid(const char *value) {
         return !strpbrk(value, " \t:");
 }
@@ -311,6 +320,16 @@ static const struct key_def keys[_CONFFILE_KEY_MAX] = {
                                                  FIELD(report_retry_max_interval, double), .seconds_min = 1,
                                                  .seconds_max = CONFFILE_REPORT_RETRY_MAX,
                                                  .invalid = "invalid interval (seconds, 1..86400)" },
+        /* Drive health (wiped(8) "DRIVE HEALTH"): read where used, so they reload. */
+        [CONFFILE_SMARTCTL] = { "smartctl", KEY_STRING, FIELD(smartctl, char *), .reloads = true,
+                                .valid = smartctl_valid,
+                                .invalid = "not an absolute path, a program name or none" },
+        [CONFFILE_SMART_TIMEOUT] = { "smart-timeout", KEY_UINT, FIELD(smart_timeout, unsigned), .min = 1,
+                                     .reloads = true, .max = CONFFILE_SMART_TIMEOUT_MAX,
+                                     .invalid = "invalid timeout (seconds, 1.." STR(CONFFILE_SMART_TIMEOUT_MAX) ")" },
+        [CONFFILE_SMART_POLICY] = { "smart-policy", KEY_STRING, FIELD(smart_policy, char *), .reloads = true,
+                                    .valid = smart_policy_valid,
+                                    .invalid = "unknown smart-policy (ignore, flag, refuse)" },
 };
 
 /* The field of key k in c; the caller knows its type from keys[k].type. */
@@ -409,6 +428,7 @@ const char *conffile_key_suggest(const char *name) {
  * few; NULL when none is close or the key takes other values. */
 static const char *value_suggest(enum conffile_key k, const char *value) {
         static const char *const hidden[] = { "restore", "refuse", "ignore" };
+        static const char *const smart[] = { "ignore", "flag", "refuse" };
         static const char *const policy[] = { "other", "batch", "idle" };
         const char *ciphers[_KEYSTREAM_CIPHER_MAX + 1];
         size_t n = 0;
@@ -424,6 +444,8 @@ static const char *value_suggest(enum conffile_key k, const char *value) {
                                 ciphers[n++] = keystream_cipher_name((enum keystream_cipher) c);
                 return conffile_suggest(value, ciphers, n);
         default:
+                if (k == CONFFILE_SMART_POLICY)
+                        return conffile_suggest(value, smart, sizeof(smart) / sizeof(smart[0]));
                 return k == CONFFILE_HIDDEN_AREA ? conffile_suggest(value, hidden, sizeof(hidden) / sizeof(hidden[0]))
                                                  : NULL;
         }

@@ -66,6 +66,9 @@ enum conffile_key {
         CONFFILE_REPORT_CLIENT_KEY,
         CONFFILE_REPORT_TIMEOUT,
         CONFFILE_REPORT_RETRY_MAX_INTERVAL,
+        CONFFILE_SMARTCTL,              /* smartmontools' smartctl: a path, a name in PATH, or "none" */
+        CONFFILE_SMART_TIMEOUT,         /* seconds a smartctl run may take */
+        CONFFILE_SMART_POLICY,          /* a drive that fails its health check: ignore, flag, refuse */
         _CONFFILE_KEY_MAX,
 };
 
@@ -94,6 +97,7 @@ enum conffile_key {
 #define CONFFILE_RECORD_TEXT_MAX 256    /* bytes of destination, operator-* and verifier-* values */
 #define CONFFILE_REPORT_TIMEOUT_MAX 3600.0      /* seconds */
 #define CONFFILE_REPORT_RETRY_MAX 86400.0       /* seconds */
+#define CONFFILE_SMART_TIMEOUT_MAX 3600         /* seconds */
 
 /* worker-policy: the scheduling policy of the worker threads (sched(7)); the values are the
  * kernel's, so that the zero value is the normal one. */
@@ -151,6 +155,9 @@ struct conffile {
         char *report_ca_file, *report_client_cert, *report_client_key;  /* absolute paths, NULL: none */
         double report_timeout;          /* seconds a whole request may take */
         double report_retry_max_interval; /* seconds: the longest wait between attempts */
+        char *smartctl;                 /* smartctl: a path, a program name, or "none" */
+        unsigned smart_timeout;         /* 1..CONFFILE_SMART_TIMEOUT_MAX seconds */
+        char *smart_policy;             /* "ignore", "flag" or "refuse" */
 };
 
 struct sockaddr_storage;

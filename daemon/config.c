@@ -78,6 +78,8 @@ static int config_defaults(struct conffile *c) {
                 c->hook_timeout = HOOK_TIMEOUT_DEFAULT;
         if (!c->set[CONFFILE_HOOK_MAX_RUNNING])
                 c->hook_max_running = HOOK_MAX_RUNNING_DEFAULT;
+        if (!c->set[CONFFILE_SMART_TIMEOUT])
+                c->smart_timeout = SMART_TIMEOUT_DEFAULT;
         if (!c->set[CONFFILE_METRICS_INTERVAL])
                 c->metrics_interval = WIPED_METRICS_INTERVAL_DEFAULT;
         if (!c->set[CONFFILE_METRICS_ENDED_MAX_AGE])
@@ -90,6 +92,8 @@ static int config_defaults(struct conffile *c) {
         if ((!c->socket && !(c->socket = strdup(sock))) ||
             (!c->state_dir && !(c->state_dir = strdup(WIPED_STATE_DIR_DEFAULT))) ||
             (!c->method && !(c->method = strdup("random"))) ||
+            (!c->smartctl && !(c->smartctl = strdup("smartctl"))) ||
+            (!c->smart_policy && !(c->smart_policy = strdup("flag"))) ||
             (!c->verify && !(c->verify = strdup("sample"))))
                 return -ENOMEM;
         /* The read-only socket: beside the control socket unless configured (or "none"). */
@@ -503,6 +507,12 @@ int config_json_add(struct json_object *o) {
             json_object_object_add(o, "hook_timeout_s", json_object_new_int64(c->hook_timeout)) < 0 ||
             json_object_object_add(o, "hook_max_running", json_object_new_int64(c->hook_max_running)) < 0 ||
             hook_counts_json_add(o) < 0)
+                return -ENOMEM;
+        /* Drive health (wiped(8) DRIVE HEALTH). */
+        if (json_object_object_add(o, "smartctl", json_object_new_string(c->smartctl ? c->smartctl : "smartctl")) < 0 ||
+            json_object_object_add(o, "smart_timeout_s", json_object_new_int64(c->smart_timeout)) < 0 ||
+            json_object_object_add(o, "smart_policy", json_object_new_string(c->smart_policy ? c->smart_policy :
+                                                                             "flag")) < 0)
                 return -ENOMEM;
         return 0;
 }

@@ -17,6 +17,7 @@
 #include "method.h"
 #include "rate.h"
 #include "sample.h"
+#include "smart.h"
 #include "vocab.h"
 
 #define WIPED_STATE_DIR_DEFAULT "/var/lib/wiped"
@@ -527,6 +528,12 @@ struct job {
         char *end_hook;                 /* its own hook command (a policy's); NULL: job-end-hook */
         double end_hook_timeout;        /* its own hook's timeout, seconds; 0: hook-timeout */
         struct job_hook hook;           /* the hook of its latest end (hook.c) */
+        /* Drive health (smart.c; main thread): the snapshots before and after, NULL when none (a
+         * job made before drive health), and the after one being taken. */
+        enum smart_policy smart_policy; /* as applied at the submit */
+        struct json_object *smart_before, *smart_after;
+        bool smart_after_due;           /* a snapshot after is to be taken once it ended */
+        struct smart_thread *smart_thread;
         struct job *next;               /* job table order: oldest first */
 };
 

@@ -735,7 +735,9 @@ void hook_job_check(struct job *job) {
         pthread_mutex_unlock(&job->lock);
         if (!state_ended(s) || ended <= 0 || ended == job->hook.done_for)
                 return;
-        /* After its report: a hook may upload it. */
+        /* After its report: a hook may upload it (and its drive health after, which it holds). */
+        if (!smart_job_settled(job))
+                return;
         if (reports_dir && host_key && job_report_due(job))
                 return;
         command = job->end_hook ? job->end_hook : cfg->job_end_hook;

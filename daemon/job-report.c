@@ -293,7 +293,7 @@ struct json_object *job_report(struct job *job, bool with_keys) {
                 return job_report_json(job, true);
         /* A job that shows an end has its signed report: made now if the main loop's next tick was
          * to write it (or if writing it failed: it is signed all the same). */
-        if (job_report_due(job)) {
+        if (job_report_due(job) && smart_job_settled(job)) {
                 (void) job_write_report(job, &o);
                 if (o)
                         return o;
@@ -548,6 +548,7 @@ struct json_object *job_to_json(struct job *job) {
         /* The end hook's outcome (wiped(8) HOOKS); null when the job has none (yet). */
         json_add(o, "hook", hook_json(job, false));
         deliver_job_json(o, job->id, job->reported ? job->report_file : NULL);
+        smart_status_add(job, o);
         return TAKE_PTR(o);
 }
 
@@ -733,6 +734,7 @@ struct json_object *job_report_json(struct job *job, bool with_keys) {
         pthread_mutex_unlock(&job->lock);
         json_add(o, "identity", device_identity_json(&job->info));
         json_add(o, "signatures_before", device_signatures_json(job->sigs_before, job->n_sigs_before));
+        smart_report_add(job, o);
         report_add_context(job, o);
         if (report_add_record(job, o) < 0)
                 return NULL;

@@ -86,6 +86,7 @@ void job_free(struct job *job) {
         free(job->method);
         free(job->policy);
         job_record_done(&job->record);
+        smart_job_free(job);
         free(job->purge_fallback);
         sample_plan_done(&job->sample);
         device_identity_done(&job->info);
@@ -332,6 +333,10 @@ static int job_prepare(struct pool *pool, const char *const *devices, size_t n, 
                 }
                 made[i]->fd = fd;
         }
+        /* Drive health before anything is written: a failing drive refuses the submit under
+         * smart-policy = refuse (smart.c). */
+        if (r == 0)
+                r = smart_jobs_before(made, n, err, err_len);
         /* Every device passed: hidden areas to restore are restored now (before this, a refusal
          * of any device would have left a drive changed), and a job whose device grew is planned
          * again for its new size. A dry run only says it would. */
@@ -1170,7 +1175,9 @@ void job_tick(void) {
                                 log_warning("job %" PRIu64 ": not resumed: %s", j->id, err);
                         }
                 }
-                if (job_report_due(j) && mono >= j->report_retry)
+                smart_job_tick(j);
+                /* Once its drive health after it ended is in (smart.c). */
+                if (smart_job_settled(j) && job_report_due(j) && mono >= j->report_retry)
                         job_write_report(j, NULL);
                 hook_job_check(j);
                 job_persist(j, mono);

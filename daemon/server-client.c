@@ -691,6 +691,8 @@ static struct json_object *op_probe(struct request_ctx *c) {
                 json_object_array_add(arr, device_probe_json(&p));
                 device_probe_done(&p);
         }
+        /* Drive health: every device at once (smart.c). */
+        smart_probe_add(arr);
         return r;
 }
 

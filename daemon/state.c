@@ -306,6 +306,8 @@ struct json_object *state_record_json(struct job *job) {
         pthread_mutex_unlock(&job->lock);
         /* Since issue 19: the end hook's outcome (main thread's fields). */
         add(o, "end_hook", hook_json(job, true));
+        /* Since issue 20: the drive's health before and after (smart.c). */
+        smart_record_add(job, o);
         return TAKE_PTR(o);
 }
 
@@ -1016,6 +1018,15 @@ int state_record_parse(struct json_object *rec, struct job *job, char *err, size
                                 p.bad = "partitions_reread";
                 } else
                         job->partitions_reread = (int) pr;
+        }
+        /* Since issue 20: absent from older records. */
+        {
+                int sr = smart_record_parse(rec, job);
+
+                if (sr == -ENOMEM)
+                        return -ENOMEM;
+                if (sr < 0 && !p.bad)
+                        p.bad = "smart";
         }
         /* Since issue 19: absent from older records (then no hook runs for their end). */
         if (json_object_object_get_ex(rec, "end_hook", &v) && v) {

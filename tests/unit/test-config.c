@@ -92,6 +92,9 @@ static void test_values(void **state) {
                 "report-client-key = /etc/wiped/client.key\n"
                 "report-timeout = 10\n"
                 "report-retry-max-interval = 600\n"
+                "smartctl = /usr/sbin/smartctl\n"
+                "smart-timeout = 10\n"
+                "smart-policy = refuse\n"
                 "deny = /dev/nvme0n1";  /* no newline at the end */
         struct conffile c;
         char err[512], buf[128];
@@ -151,6 +154,10 @@ static void test_values(void **state) {
         assert_string_equal(c.verifier_person[4], "+49 40 1234");
         assert_true(conffile_key_reloads(CONFFILE_OPERATOR_NAME));
         assert_true(conffile_key_reloads(CONFFILE_VERIFIER_CONTACT));
+        assert_string_equal(c.smartctl, "/usr/sbin/smartctl");
+        assert_int_equal(c.smart_timeout, 10);
+        assert_string_equal(c.smart_policy, "refuse");
+        assert_true(conffile_key_reloads(CONFFILE_SMART_POLICY));
         assert_int_equal(c.line[CONFFILE_THREADS], 3);
         assert_int_equal(c.line[CONFFILE_BUFFERS], 4);
         assert_int_equal(c.line[CONFFILE_ALLOW], 27);
@@ -665,6 +672,7 @@ static void test_roundtrip(void **state) {
                 [CONFFILE_REPORT_CA_FILE] = "/etc/w/ca.pem", [CONFFILE_REPORT_CLIENT_CERT] = "/etc/w/c.pem",
                 [CONFFILE_REPORT_CLIENT_KEY] = "/etc/w/c.key", [CONFFILE_REPORT_TIMEOUT] = "5",
                 [CONFFILE_REPORT_RETRY_MAX_INTERVAL] = "60",
+                [CONFFILE_SMARTCTL] = "none", [CONFFILE_SMART_TIMEOUT] = "5", [CONFFILE_SMART_POLICY] = "ignore",
         };
         struct conffile a = {}, b = {}, empty = {}, merged = {}, file;
         char msg[128], buf[128], text[4096] = "", err[512];
