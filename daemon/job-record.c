@@ -399,13 +399,12 @@ static int add_str(struct json_object *a, const char *fmt, ...) {
         return json_object_array_add(a, json_object_new_string(buf));
 }
 
-/* Whether smart (smart_before, smart_after) says the drive failed its overall health check. */
-static bool smart_failed(struct json_object *o, const char *key) {
-        struct json_object *s, *p;
+/* Whether the report's snapshot key (smart_before, smart_after) says the drive failed its overall
+ * health check (smart.c reads the snapshot). */
+static bool report_smart_failed(struct json_object *o, const char *key) {
+        struct json_object *s;
 
-        return json_object_object_get_ex(o, key, &s) && json_object_is_type(s, json_type_object) &&
-               json_object_object_get_ex(s, "passed", &p) && json_object_is_type(p, json_type_boolean) &&
-               !json_object_get_boolean(p);
+        return json_object_object_get_ex(o, key, &s) && json_object_is_type(s, json_type_object) && smart_failed(s);
 }
 
 int job_record_overall(struct json_object *o) {
@@ -475,7 +474,7 @@ int job_record_overall(struct json_object *o) {
 
                         add_str(ex, "error: %s", msg ? msg : "(no message)");
                 }
-        if (smart_failed(o, "smart_before") || smart_failed(o, "smart_after"))
+        if (report_smart_failed(o, "smart_before") || report_smart_failed(o, "smart_after"))
                 add_str(ex, "drive health: SMART overall-health FAILED");
 
         if (json_object_object_add(o, "overall_status", json_object_new_string(
