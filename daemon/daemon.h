@@ -675,6 +675,13 @@ void job_destroy(struct job *job);
  * now if it was not yet (a job that shows an end has its signed report); else a report made now,
  * unsigned. with_keys (root) always makes a new one, unsigned. NULL on ENOMEM. */
 struct json_object *job_report(struct job *job, bool with_keys);
+/* Whether a job that ended has its signed report still to come: its thread is returning, the drive
+ * health after it is being taken, or the main loop's next tick writes it. False once it is written,
+ * when writing it failed (tried again every 5 s: nobody is held for that), or without reports. A
+ * watch's end waits for it, so that a report is there when wipectl wipe or wait returns. */
+bool job_report_pending(struct job *job);
+/* Write the reports that are due now (what the next tick would write): before reports are listed. */
+void job_write_due_reports(void);
 /* "idle", or "3 running, 41% overall, ETA 2h13m" (sd_notify STATUS=). */
 void job_summary(char *buf, size_t n);
 /* Update smoothed rates; called by the main loop about twice a second. */

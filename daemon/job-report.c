@@ -285,6 +285,20 @@ struct json_object *job_report_from_file(uint64_t id, int *r) {
         return report_read(id, r);
 }
 
+bool job_report_pending(struct job *job) {
+        if (!reports_dir || !host_key || !state_ended(job_get_state(job)) || job->report_retry > 0)
+                return false;
+        return !atomic_load(&job->settled) || !smart_job_settled(job) || job_report_due(job);
+}
+
+void job_write_due_reports(void) {
+        double mono = mono_s();
+
+        for (struct job *j = jobs_head; j; j = j->next)
+                if (smart_job_settled(j) && job_report_due(j) && mono >= j->report_retry)
+                        (void) job_write_report(j, NULL);
+}
+
 struct json_object *job_report(struct job *job, bool with_keys) {
         struct json_object *o = NULL;
         int r;

@@ -840,7 +840,9 @@ int watch_events(struct watch *w, struct json_object *events) {
                         continue;
                 sig = watch_signature(job);
                 ended = job_state_is_final(job_get_state(job));
-                all_ended = all_ended && ended;
+                /* The end waits for the job's signed report too (its record: the drive health
+                 * after it, the next tick's write), so that a client that returns has it. */
+                all_ended = all_ended && ended && !job_report_pending(job);
                 /* Due within half a tick of the interval: the ticks are 0.1 s apart. */
                 if (sig != w->seen[i] || (!ended && now - w->sent[i] >= w->interval - 0.05)) {
                         struct json_object *e = watch_event(sig != w->seen[i] ? PROTOCOL_EVENT_STATE : PROTOCOL_EVENT_PROGRESS, "job",
@@ -937,6 +939,8 @@ static struct json_object *op_watch(struct request_ctx *c) {
 }
 
 static struct json_object *op_reports(struct request_ctx *c) {
+        /* A job that just ended is listed: its report is written now if the next tick was to. */
+        job_write_due_reports();
         return report_store_query(c->req->id, c->req->obj);
 }
 
