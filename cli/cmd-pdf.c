@@ -88,8 +88,6 @@ static int cmd_pdf_check(const struct wipectl_options *opts, const struct cmd_re
         const char *name = strcmp(a->check, "-") == 0 ? "stdin" : a->check;
         uint8_t want[SIGN_PUB_SIZE];
         struct report_check res = { .job = -1 };
-        unsigned char md[EVP_MAX_MD_SIZE];
-        unsigned int mdlen = 0;
         char err[512], hash[PDF_HASH_SIZE];
         const char *ids[1] = { hash };
         size_t len = 0;
@@ -132,12 +130,10 @@ static int cmd_pdf_check(const struct wipectl_options *opts, const struct cmd_re
                 wipectl_error("%s: INVALID: %s: no certificate made", name, err);
                 return WIPECTL_EXIT_CHECK_FAILED;
         }
-        if (EVP_Digest(text, len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32) {
+        if (report_id(text, len, hash) < 0) {
                 wipectl_error("%s: cannot hash it", name);
                 return WIPECTL_EXIT_FAILURE;
         }
-        for (unsigned int i = 0; i < mdlen; i++)
-                snprintf(hash + 2 * i, 3, "%02x", md[i]);
         rep = json_tokener_parse(text);
         if (!rep) {
                 wipectl_error("%s: out of memory", name);

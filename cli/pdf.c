@@ -688,18 +688,12 @@ static void pdf_summary(struct pdf *p, struct json_object *const *reports, size_
 
 int pdf_report_hash(struct json_object *report, char out[PDF_HASH_SIZE]) {
         _cleanup_free_ char *text = NULL;
-        unsigned char md[EVP_MAX_MD_SIZE];
-        unsigned int len = 0;
         size_t n = 0;
 
         text = report_render(report, &n);
         if (!text)
                 return -ENOMEM;
-        if (EVP_Digest(text, n, md, &len, EVP_sha256(), NULL) != 1 || len != 32)
-                return -EIO;
-        for (unsigned int i = 0; i < len; i++)
-                snprintf(out + 2 * i, 3, "%02x", md[i]);
-        return 0;
+        return report_id(text, n, out);
 }
 
 /* Draw the document into b. 0 or -errno. */

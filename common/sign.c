@@ -16,6 +16,7 @@
 #include "atomicfile.h"
 #include "cleanup.h"
 #include "sign.h"
+#include "strutil.h"
 
 /* The canonical text that is signed, and the text of a file: one flag set each, used everywhere. */
 #define SIGN_CANONICAL_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
@@ -344,6 +345,16 @@ char *report_render(struct json_object *report, size_t *len) {
 
 char *report_render_line(struct json_object *report, size_t *len) {
         return report_render_flags(report, SIGN_CANONICAL_FLAGS, len);
+}
+
+int report_id(const void *text, size_t len, char out[REPORT_ID_SIZE]) {
+        uint8_t md[32];
+        unsigned n = 0;
+
+        if (EVP_Digest(text, len, md, &n, EVP_sha256(), NULL) != 1 || n != sizeof(md))
+                return -ENOMEM;
+        hex_encode(out, md, sizeof(md));
+        return 0;
 }
 
 static int check_error(char *err, size_t len, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

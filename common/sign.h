@@ -53,6 +53,12 @@ char *report_render(struct json_object *report, size_t *len);
  * "signature" included, as its canonical text is written, and a final "\n". Also checks. A
  * malloc'd string as report_render()'s. */
 char *report_render_line(struct json_object *report, size_t *len);
+
+/* A report's ID (wiped(8) DELIVERY, wipectl(1) EXPORT): the SHA-256 of the report file's len bytes
+ * as 64 lower-case hex digits, which the export, the delivery's Idempotency-Key, the certificate
+ * and its QR code all give, and sha256sum recomputes. 0 or -ENOMEM. */
+#define REPORT_ID_SIZE 65               /* 64 hex digits and '\0' */
+int report_id(const void *text, size_t len, char out[REPORT_ID_SIZE]);
 /* Read a report file from fd (a file, a pipe) to its end. 0 with *ret owning len bytes plus a
  * '\0' (free()); -EFBIG when it holds more than REPORT_FILE_MAX bytes; -ENOMEM or -errno of read. */
 int report_read_fd(int fd, char **ret, size_t *len);

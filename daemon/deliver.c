@@ -35,11 +35,11 @@
 #include "strutil.h"
 #include "daemon-config.h"
 #include "daemon.h"
+#include "sign.h"
 #include "deliver.h"
 #include "job-private.h"
 
 #define ID_HEX 64
-#define REPORT_FILE_MAX (64u << 20)     /* bytes of an outbox file read back */
 #define ID_CACHE_MAX 4096               /* report ids of report files remembered, by job id modulo */
 
 struct item {
@@ -115,17 +115,6 @@ void deliver_global_cleanup(void) {
 #endif
 }
 
-/* The SHA-256 of len bytes as 64 hex digits. 0 or -ENOMEM. */
-static int report_hash(const void *data, size_t len, char out[ID_HEX + 1]) {
-        uint8_t md[32];
-        unsigned n = 0;
-
-        if (!EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) || n != sizeof(md))
-                return -ENOMEM;
-        hex_encode(out, md, sizeof(md));
-        return 0;
-}
-
 static bool id_valid(const char *s) {
         return strlen(s) == ID_HEX && strspn(s, "0123456789abcdef") == ID_HEX;
 }
@@ -157,37 +146,17 @@ static struct item *item_add(const char *id, uint64_t job) {
         return it;
 }
 
-/* The whole of a small file into *ret (NUL-terminated), its size in *len. 0 or -errno. */
+/* The whole of a report file in the outbox into *ret (NUL-terminated), its size in *len. 0 or
+ * -errno (-EINVAL: not a regular file, -EFBIG: over REPORT_FILE_MAX). */
 static int read_file_at(int dfd, const char *name, char **ret, size_t *len) {
         _cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        _cleanup_free_ char *buf = NULL;
         struct stat st;
-        size_t got = 0;
 
         if (fd < 0 || fstat(fd, &st) < 0)
                 return -errno;
         if (!S_ISREG(st.st_mode))
                 return -EINVAL;
-        if ((uint64_t) st.st_size > REPORT_FILE_MAX)
-                return -EFBIG;
-        buf = malloc((size_t) st.st_size + 1);
-        if (!buf)
-                return -ENOMEM;
-        while (got < (size_t) st.st_size) {
-                ssize_t k = read(fd, buf + got, (size_t) st.st_size - got);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        break;
-                got += (size_t) k;
-        }
-        buf[got] = 0;
-        *len = got;
-        *ret = TAKE_PTR(buf);
-        return 0;
+        return report_read_fd(fd, ret, len);
 }
 
 /* The "job" member of a report's text, 0 when it has none. */
@@ -286,7 +255,7 @@ static int load_outbox(void) {
                         log_error("%s/%s: cannot read it: %s (left there)", dl.outbox, e->d_name, strerror(-r));
                         continue;
                 }
-                if (report_hash(text, len, hash) < 0) {
+                if (report_id(text, len, hash) < 0) {
                         closedir(d);
                         return -ENOMEM;
                 }
@@ -742,7 +711,7 @@ int deliver_enqueue(struct job *job, const char *text, size_t len) {
 
         if (!dl.enabled)
                 return 0;
-        r = report_hash(text, len, id);
+        r = report_id(text, len, id);
         if (r < 0)
                 return r;
         pthread_mutex_lock(&dl.lock);
@@ -794,7 +763,7 @@ static const char *report_id_of(uint64_t job, const char *path) {
         r = read_file_at(AT_FDCWD, path, &text, &len);
         if (r < 0)
                 return NULL;
-        if (report_hash(text, len, c->id) < 0) {
+        if (report_id(text, len, c->id) < 0) {
                 c->job = 0;
                 return NULL;
         }

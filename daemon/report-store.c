@@ -22,6 +22,7 @@
 
 #include "cleanup.h"
 #include "daemon.h"
+#include "sign.h"
 #include "job-private.h"
 #include "protocol.h"
 
@@ -85,15 +86,6 @@ static bool name_job(const char *name, uint64_t *job) {
         return strcmp(buf, name) == 0;
 }
 
-static void hex(const unsigned char *b, size_t n, char *out) {
-        static const char digits[] = "0123456789abcdef";
-
-        for (size_t i = 0; i < n; i++) {
-                out[2 * i] = digits[b[i] >> 4];
-                out[2 * i + 1] = digits[b[i] & 15];
-        }
-        out[2 * n] = '\0';
-}
 
 /* Read the regular file name of dirfd (never through a symlink) whole, at most
  * REPORT_STORE_FILE_MAX bytes. 0 with *text (malloc'd, '\0'-terminated) and *st; -EFBIG without
@@ -131,16 +123,6 @@ static int read_report(int dirfd, const char *name, char **text, size_t *len, st
         buf[n] = '\0';
         *text = TAKE_PTR(buf);
         *len = n;
-        return 0;
-}
-
-static int sha256_hex(const char *text, size_t len, char out[65]) {
-        unsigned char md[EVP_MAX_MD_SIZE];
-        unsigned int md_len = 0;
-
-        if (!EVP_Digest(text, len, md, &md_len, EVP_sha256(), NULL) || md_len != 32)
-                return -EIO;
-        hex(md, md_len, out);
         return 0;
 }
 
@@ -199,7 +181,7 @@ static int entry_index(int dirfd, const char *name, const struct stat *lst, stru
                 o = parse_report(text, len, e->job, &why);
                 if (!o && strcmp(why, "out of memory") == 0)
                         return -ENOMEM;
-                if (o && sha256_hex(text, len, e->id) < 0)
+                if (o && report_id(text, len, e->id) < 0)
                         why = "cannot compute its SHA-256";
         } else if (r == -EFBIG)
                 why = "larger than 4 MiB: not a report";
@@ -393,7 +375,7 @@ static int add_report(int dirfd, const struct report_entry *e, struct json_objec
         o = parse_report(text, len, e->job, &why);
         if (!o)
                 return why && strcmp(why, "out of memory") == 0 ? -ENOMEM : -ENOENT;
-        if (sha256_hex(text, len, id) < 0)
+        if (report_id(text, len, id) < 0)
                 return -ENOENT;
         if (json_object_array_add(reports, o) < 0)
                 return -ENOMEM;
