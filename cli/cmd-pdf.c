@@ -10,7 +10,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <openssl/evp.h>
 
 #include "cleanup.h"
 #include "export.h"
@@ -81,15 +80,13 @@ static int cmd_pdf_write(const struct wipectl_options *opts, const struct cmd_re
 }
 
 /* --check FILE: the report file, its signature checked (with --key, against that key), then its
- * certificate; the hash is the SHA-256 of the file's bytes as read. */
+ * certificate; its report ID that of the report file (of the file read, or of the file whose export line it is). */
 static int cmd_pdf_check(const struct wipectl_options *opts, const struct cmd_report_pdf *a) {
         _cleanup_json_ struct json_object *rep = NULL;
         _cleanup_free_ char *text = NULL;
         const char *name = strcmp(a->check, "-") == 0 ? "stdin" : a->check;
         uint8_t want[SIGN_PUB_SIZE];
         struct report_check res = { .job = -1 };
-        unsigned char md[EVP_MAX_MD_SIZE];
-        unsigned int mdlen = 0;
         char err[512], hash[PDF_HASH_SIZE];
         const char *ids[1] = { hash };
         size_t len = 0;
@@ -132,15 +129,16 @@ static int cmd_pdf_check(const struct wipectl_options *opts, const struct cmd_re
                 wipectl_error("%s: INVALID: %s: no certificate made", name, err);
                 return WIPECTL_EXIT_CHECK_FAILED;
         }
-        if (EVP_Digest(text, len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32) {
-                wipectl_error("%s: cannot hash it", name);
-                return WIPECTL_EXIT_FAILURE;
-        }
-        for (unsigned int i = 0; i < mdlen; i++)
-                snprintf(hash + 2 * i, 3, "%02x", md[i]);
         rep = json_tokener_parse(text);
         if (!rep) {
                 wipectl_error("%s: out of memory", name);
+                return WIPECTL_EXIT_FAILURE;
+        }
+        /* The report ID is the hash of the report file as the daemon wrote it. A line of an export
+         * (the one-line form report_check() also accepts) hashes otherwise; but either form is
+         * exactly a rendering of the object, so the file's form rendered again is the file's bytes. */
+        if (pdf_report_hash(rep, hash) < 0) {
+                wipectl_error("%s: cannot hash it", name);
                 return WIPECTL_EXIT_FAILURE;
         }
         return cmd_pdf_write(opts, a, &rep, ids, 1);

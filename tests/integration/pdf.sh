@@ -220,6 +220,22 @@ if command -v zbarimg > /dev/null; then
         [ "$(zbarimg -q --raw "$TEST_DIR"/fullqr-*.png)" = "$full_hash" ] || fail "the QR code of the full report is not its SHA-256"
 fi
 
+# A line of the export (the one-line form --check accepts) certifies the same report: its report ID
+# is that of the report file, not the hash of the line.
+wipectl report --all --batch "$(jq -r .batch "$STATE/reports/$id1.json")" > "$TEST_DIR/line.json" ||
+        fail "report --all --batch exited $?"
+[ "$(wc -l < "$TEST_DIR/line.json")" = 1 ] || fail "job $id1's batch did not export one line: $(cat "$TEST_DIR/line.json")"
+wipectl report --pdf "$TEST_DIR/line.pdf" --check "$TEST_DIR/line.json" > /dev/null 2> "$TEST_DIR/err" ||
+        fail "report --pdf --check of an export line exited $?: $(cat "$TEST_DIR/err")"
+totext "$TEST_DIR/line.pdf"
+has "$hash1" "the report ID of the file whose export line was checked"
+grep -qF "$(sha256sum "$TEST_DIR/line.json" | cut -d' ' -f1)" "$TEST_DIR/pdf.txt" &&
+        fail "the certificate of an export line shows the hash of the line, not the report ID"
+if command -v zbarimg > /dev/null; then
+        pdftoppm -r 200 -png "$TEST_DIR/line.pdf" "$TEST_DIR/lineqr" || fail "pdftoppm -r 200 failed"
+        [ "$(zbarimg -q --raw "$TEST_DIR"/lineqr-*.png)" = "$hash1" ] || fail "the QR code of an export line is not the report ID"
+fi
+
 # No certificate of a report that does not check, nor of a job still running.
 sed 's/"ASSET-4711"/"ASSET-4712"/' "$TEST_DIR/full.json" > "$TEST_DIR/tampered.json"
 expect_exit 9 wipectl report --pdf "$TEST_DIR/tampered.pdf" --check "$TEST_DIR/tampered.json"
