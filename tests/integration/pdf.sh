@@ -236,6 +236,23 @@ if command -v zbarimg > /dev/null; then
         [ "$(zbarimg -q --raw "$TEST_DIR"/lineqr-*.png)" = "$hash1" ] || fail "the QR code of an export line is not the report ID"
 fi
 
+# Text that would escape its box or show other characters than it holds: paragraph separators
+# (U+2029: 60 paragraphs of a note would push the signature and its QR code off the page) and a
+# bidirectional override (U+202E: "TAG-<RLO>1234" would read "TAG-4321"). The daemon takes both.
+jq --arg note "$(printf 'para%s\u2029' $(seq 0 59))" --arg tag "$(printf 'TAG-\u202e1234')" '. + {note: $note, asset_tag: $tag}' \
+        "$STATE/reports/$id1.json" | "$SIGN_REPORT" "$STATE" > "$TEST_DIR/hostile.json" || hard_error "cannot make the hostile report"
+wipectl report --pdf "$TEST_DIR/hostile.pdf" --check "$TEST_DIR/hostile.json" > /dev/null 2> "$TEST_DIR/err" ||
+        fail "report --pdf --check of the hostile report exited $?: $(cat "$TEST_DIR/err")"
+totext "$TEST_DIR/hostile.pdf"
+[ "$(grep -c 'para[0-9]' "$TEST_DIR/pdf.txt")" -le 4 ] || fail "a note of 60 paragraphs is not cut to its 4 lines: $(cat "$TEST_DIR/pdf.txt")"
+has "TAG-$(printf '\ufffd')1234" "the asset tag with its override shown as U+FFFD"
+has "Digital signature of the report" "the signature section under a note of 60 paragraphs"
+if command -v zbarimg > /dev/null; then
+        pdftoppm -r 200 -png "$TEST_DIR/hostile.pdf" "$TEST_DIR/hostileqr" || fail "pdftoppm -r 200 failed"
+        [ "$(zbarimg -q --raw "$TEST_DIR"/hostileqr-*.png)" = "$(sha256sum "$TEST_DIR/hostile.json" | cut -d' ' -f1)" ] ||
+                fail "the QR code is not on the page under a note of 60 paragraphs"
+fi
+
 # No certificate of a report that does not check, nor of a job still running.
 sed 's/"ASSET-4711"/"ASSET-4712"/' "$TEST_DIR/full.json" > "$TEST_DIR/tampered.json"
 expect_exit 9 wipectl report --pdf "$TEST_DIR/tampered.pdf" --check "$TEST_DIR/tampered.json"
