@@ -284,4 +284,13 @@ expect_exit 2 wipectl report --pdf "$TEST_DIR/x.pdf" --keys "$id1"
 expect_exit 2 wipectl report --pdf "$TEST_DIR/x.pdf"
 expect_exit 2 wipectl --quiet report --pdf - "$id1"
 
+# Right after "wipectl wipe" returns the job has ended but the daemon signs its report a moment
+# later: a certificate asked for at once waits for it rather than saying the job has not ended.
+out=$(wipectl --json wipe --yes --passes zero "$dev2") || fail "wipe of $dev2 exited $?: $out"
+id4=$(echo "$out" | jq -r '.jobs[0].id')
+wipectl report --pdf "$TEST_DIR/at-once.pdf" "$id4" > /dev/null 2> "$TEST_DIR/err" ||
+        fail "report --pdf of job $id4 right after its wipe exited $?: $(cat "$TEST_DIR/err")"
+totext "$TEST_DIR/at-once.pdf"
+has "$(sha256sum "$STATE/reports/$id4.json" | cut -d' ' -f1)" "the report ID of the job certified right after its wipe"
+
 pass
