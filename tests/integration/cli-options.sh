@@ -117,6 +117,11 @@ for args in "status -V" "wipe --version $a" "report 1 -V --json"; do
 done
 expect_rc 2 "wipe without --yes off a terminal" "$WIPECTL_BIN" --socket "$SOCK" wipe "$a" < /dev/null
 
+# A dry run shows the record the job would carry, but no batch id: the submit draws another.
+"$WIPECTL_BIN" --socket "$SOCK" wipe --dry-run --asset-tag DRY --passes zero "$a" > "$TEST_DIR/out" 2> "$TEST_DIR/err" ||
+        fail "wipe --dry-run --asset-tag exited $?: $(cat "$TEST_DIR/err")"
+grep -qE '^    Asset tag: +DRY$' "$TEST_DIR/out" || fail "wipe --dry-run shows no asset tag: $(cat "$TEST_DIR/out")"
+grep -q 'Batch:' "$TEST_DIR/out" && fail "wipe --dry-run shows a batch id no job will have: $(cat "$TEST_DIR/out")"
 daemon_alive || fail "daemon died"
 stop_daemon || fail "daemon exit status $?"
 pass
