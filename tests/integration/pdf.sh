@@ -293,4 +293,15 @@ wipectl report --pdf "$TEST_DIR/at-once.pdf" "$id4" > /dev/null 2> "$TEST_DIR/er
 totext "$TEST_DIR/at-once.pdf"
 has "$(sha256sum "$STATE/reports/$id4.json" | cut -d' ' -f1)" "the report ID of the job certified right after its wipe"
 
+# The same for a batch, through --all (the export's selection): both jobs of a submit are in it,
+# exported and certified, at once after the wipe returns.
+out=$(wipectl --json wipe --yes --passes zero "$dev1" "$dev2") || fail "wipe of $dev1 $dev2 exited $?: $out"
+batch=$(echo "$out" | jq -r '.jobs[0].batch')
+[ "$(wipectl report --all --batch "$batch" | wc -l)" = 2 ] || fail "report --all --batch right after the wipe: not 2 lines"
+out=$(wipectl --json wipe --yes --passes zero "$dev1" "$dev2") || fail "wipe of $dev1 $dev2 exited $?: $out"
+batch=$(echo "$out" | jq -r '.jobs[0].batch')
+wipectl report --all --batch "$batch" --pdf "$TEST_DIR/batch-at-once.pdf" > /dev/null 2> "$TEST_DIR/err" ||
+        fail "report --all --batch --pdf right after the wipe exited $?: $(cat "$TEST_DIR/err")"
+[ "$(pages "$TEST_DIR/batch-at-once.pdf")" = 3 ] || fail "the batch of two jobs right after the wipe is not 3 pages"
+
 pass
