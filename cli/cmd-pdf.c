@@ -10,7 +10,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <openssl/evp.h>
 
 #include "cleanup.h"
 #include "export.h"
@@ -81,7 +80,7 @@ static int cmd_pdf_write(const struct wipectl_options *opts, const struct cmd_re
 }
 
 /* --check FILE: the report file, its signature checked (with --key, against that key), then its
- * certificate; the hash is the SHA-256 of the file's bytes as read. */
+ * certificate; its report ID that of the report file (of the file read, or of the file whose export line it is). */
 static int cmd_pdf_check(const struct wipectl_options *opts, const struct cmd_report_pdf *a) {
         _cleanup_json_ struct json_object *rep = NULL;
         _cleanup_free_ char *text = NULL;
@@ -130,43 +129,73 @@ static int cmd_pdf_check(const struct wipectl_options *opts, const struct cmd_re
                 wipectl_error("%s: INVALID: %s: no certificate made", name, err);
                 return WIPECTL_EXIT_CHECK_FAILED;
         }
-        if (report_id(text, len, hash) < 0) {
-                wipectl_error("%s: cannot hash it", name);
-                return WIPECTL_EXIT_FAILURE;
-        }
         rep = json_tokener_parse(text);
         if (!rep) {
                 wipectl_error("%s: out of memory", name);
                 return WIPECTL_EXIT_FAILURE;
         }
+        /* The report ID is the hash of the report file as the daemon wrote it. A line of an export
+         * (the one-line form report_check() also accepts) hashes otherwise; but either form is
+         * exactly a rendering of the object, so the file's form rendered again is the file's bytes. */
+        if (pdf_report_hash(rep, hash) < 0) {
+                wipectl_error("%s: cannot hash it", name);
+                return WIPECTL_EXIT_FAILURE;
+        }
         return cmd_pdf_write(opts, a, &rep, ids, 1);
+}
+
+/* How long a job that has ended may go without its signed report: the daemon writes it on a tick
+ * once the drive's health after the wipe is read (smartctl, smart-timeout: 30 s by default). */
+#define CMD_PDF_REPORT_WAIT_S 45
+
+/* Whether state (of a report) is one a job ends in: its signed report follows. */
+static bool cmd_pdf_ended(const char *state) {
+        return state && (strcmp(state, "done") == 0 || strcmp(state, "done-with-errors") == 0 ||
+                         strcmp(state, "failed") == 0 || strcmp(state, "cancelled") == 0);
 }
 
 /* The signed report of job id, asked on the connected client c, in *ret. -1 when it is there, else
  * the exit status of the error reported. Only signed reports: a job that has not ended has none,
- * and a certificate of a wipe still running would certify nothing. */
+ * and a certificate of a wipe still running would certify nothing. A job that has just ended
+ * ("wipectl wipe DEV && wipectl report --pdf OUT JOB") gets its signed report a moment after:
+ * waited for. */
 static int cmd_pdf_fetch(struct client *c, const char *socket_path, int64_t id, struct json_object **ret) {
-        _cleanup_json_ struct json_object *req = protocol_request_new(0, PROTOCOL_OP_REPORT), *reply = NULL;
-        struct json_object *rep = NULL;
-        int r;
+        time_t deadline = time(NULL) + CMD_PDF_REPORT_WAIT_S;
 
-        if (!req || json_object_object_add(req, "job", json_object_new_int64(id)) < 0) {
-                wipectl_error("report: out of memory");
-                return WIPECTL_EXIT_FAILURE;
+        for (;;) {
+                _cleanup_json_ struct json_object *req = protocol_request_new(0, PROTOCOL_OP_REPORT), *reply = NULL;
+                struct json_object *rep = NULL;
+                const char *state;
+                int r;
+
+                if (!req || json_object_object_add(req, "job", json_object_new_int64(id)) < 0) {
+                        wipectl_error("report: out of memory");
+                        return WIPECTL_EXIT_FAILURE;
+                }
+                r = client_call(c, req, &reply);
+                if (r < 0)
+                        return client_translate_errno(c, r);
+                if (!json_object_object_get_ex(reply, "report", &rep) || !json_object_is_type(rep, json_type_object)) {
+                        wipectl_error("%s: reply without \"report\"", socket_path);
+                        return WIPECTL_EXIT_FAILURE;
+                }
+                if (json_object_object_get_ex(rep, "signature", NULL)) {
+                        *ret = json_object_get(rep);
+                        return -1;
+                }
+                state = output_get_string(rep, "state", NULL);
+                if (!cmd_pdf_ended(state)) {
+                        wipectl_error("job %" PRId64 ": its report is not signed yet (the job has not ended): no certificate",
+                                      id);
+                        return WIPECTL_EXIT_FAILURE;
+                }
+                if (time(NULL) >= deadline) {
+                        wipectl_error("job %" PRId64 ": %s, but its signed report is not written yet after %d s (the "
+                                      "daemon's log says why): no certificate", id, state, CMD_PDF_REPORT_WAIT_S);
+                        return WIPECTL_EXIT_FAILURE;
+                }
+                (void) nanosleep(&(struct timespec) { .tv_nsec = 200 * 1000 * 1000 }, NULL);
         }
-        r = client_call(c, req, &reply);
-        if (r < 0)
-                return client_translate_errno(c, r);
-        if (!json_object_object_get_ex(reply, "report", &rep) || !json_object_is_type(rep, json_type_object)) {
-                wipectl_error("%s: reply without \"report\"", socket_path);
-                return WIPECTL_EXIT_FAILURE;
-        }
-        if (!json_object_object_get_ex(rep, "signature", NULL)) {
-                wipectl_error("job %" PRId64 ": its report is not signed yet (the job has not ended): no certificate", id);
-                return WIPECTL_EXIT_FAILURE;
-        }
-        *ret = json_object_get(rep);
-        return -1;
 }
 
 /* JOB...: each job's report from the daemon, on one connection, then their certificates. */

@@ -525,7 +525,7 @@ static void cmd_wipe_plan_text(struct json_object *plan) {
         putchar('\n');        /* The sanitization record the job would carry. */
         printf("  Record:\n");
         printf("    %-20s %s\n", "Media type:", output_get_string(plan, "media_type", "not recorded"));
-        output_record_text(plan, "    ");
+        output_record_text(plan, "    ", true);
 }
 
 /* wipe --dry-run: the submit with "dry_run", its plans printed; no confirmation (nothing is

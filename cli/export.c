@@ -213,6 +213,62 @@ static int export_page(const char *path, struct json_object *reply, struct expor
         return 1;
 }
 
+/* How long a job that has ended may go without its report file: the daemon writes it on a tick
+ * once the drive's health after the wipe is read (smartctl, smart-timeout: 30 s by default). */
+#define EXPORT_REPORT_WAIT_S 45
+
+/* The number of jobs in the status reply that have ended but whose report the daemon has not
+ * written yet ("report_id" null; a daemon without report ids has none to wait for). */
+static size_t export_unwritten(struct json_object *reply, int64_t *first) {
+        static const char *const ended[] = { "done", "done-with-errors", "failed", "cancelled" };
+        struct json_object *jobs = NULL;
+        size_t count = 0;
+
+        if (!json_object_object_get_ex(reply, "jobs", &jobs) || !json_object_is_type(jobs, json_type_array))
+                return 0;
+        for (size_t i = 0; i < json_object_array_length(jobs); i++) {
+                struct json_object *job = json_object_array_get_idx(jobs, i), *id = NULL;
+                const char *state = output_get_string(job, "state", "");
+                bool is_ended = false;
+
+                for (size_t k = 0; k < sizeof(ended) / sizeof(ended[0]); k++)
+                        is_ended |= strcmp(state, ended[k]) == 0;
+                if (is_ended && json_object_object_get_ex(job, "report_id", &id) && !id) {
+                        if (count++ == 0)
+                                *first = output_job_id(job);
+                }
+        }
+        return count;
+}
+
+/* Before the export: wait, a while, for the reports of jobs that have just ended ("wipectl wipe A
+ * B && wipectl report --all --batch ID"), which the daemon writes a moment after. Then what is
+ * written is exported; a job still without its report is named on stderr. Errors of the status
+ * request are left to the export's own requests. */
+static void export_settle(struct client *c) {
+        time_t deadline = time(NULL) + EXPORT_REPORT_WAIT_S;
+
+        for (;;) {
+                _cleanup_json_ struct json_object *req = client_request_jobs(PROTOCOL_OP_STATUS, NULL, 0);
+                _cleanup_json_ struct json_object *reply = NULL;
+                int64_t first = -1;
+                size_t left;
+
+                if (!req || client_call(c, req, &reply) < 0)
+                        return;
+                left = export_unwritten(reply, &first);
+                if (left == 0)
+                        return;
+                if (time(NULL) >= deadline) {
+                        wipectl_error("job %" PRId64 "%s ended but the daemon has not written %s report after %d s: "
+                                      "not in the export", first, left > 1 ? " and others" : "",
+                                      left > 1 ? "their" : "its", EXPORT_REPORT_WAIT_S);
+                        return;
+                }
+                (void) nanosleep(&(struct timespec) { .tv_nsec = 200 * 1000 * 1000 }, NULL);
+        }
+}
+
 int export_select(const struct wipectl_options *opts, const struct export_selection *sel,
                   struct json_object ***reports, char ***ids, size_t *n) {
         struct export_acc a = {};
@@ -229,6 +285,7 @@ int export_select(const struct wipectl_options *opts, const struct export_select
                 client_close(&c);
                 return status;
         }
+        export_settle(&c);
         do {
                 _cleanup_json_ struct json_object *req = export_request(sel, since, after_job);
                 _cleanup_json_ struct json_object *reply = NULL;

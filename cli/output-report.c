@@ -739,9 +739,11 @@ static void record_person(const char *indent, const char *label, struct json_obj
         printf("%s%-20s %s\n", indent, label, used ? line : RECORD_NOT_RECORDED);
 }
 
-void output_record_text(struct json_object *rec, const char *indent) {
+void output_record_text(struct json_object *rec, const char *indent, bool planned) {
         record_line(indent, "Asset tag:", output_get_string(rec, "asset_tag", NULL));
-        record_line(indent, "Batch:", output_get_string(rec, "batch", NULL));
+        /* Each submit draws its batch: a dry run's would be another than the wipe's. */
+        if (!planned)
+                record_line(indent, "Batch:", output_get_string(rec, "batch", NULL));
         record_line(indent, "Customer:", output_get_string(rec, "customer", NULL));
         if (output_get_string(rec, "note", NULL))
                 record_line(indent, "Note:", output_get_string(rec, "note", NULL));
@@ -768,7 +770,7 @@ static void output_report_record(struct json_object *rep) {
                                                           json_object_get_string(json_object_array_get_idx(ex, i)));
         }
         record_line("  ", "Overall status:", status ? line : NULL);
-        output_record_text(rep, "  ");
+        output_record_text(rep, "  ", false);
         record_line("  ", "Media type:", output_get_string(rep, "media_type", NULL));
         record_line("  ", "Manufacturer:", output_get_string(rep, "manufacturer", NULL));
         json_object_object_get_ex(rep, "identity", &id);

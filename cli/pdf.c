@@ -145,15 +145,28 @@ static const char *pdf_by_id(struct json_object *identity) {
 
 /* ---- drawing ---- */
 
-/* Text as pango gets it: valid UTF-8 (bad bytes replaced), control characters as spaces so that a
- * note cannot start paragraphs of its own (the line limit counts a paragraph's lines). */
+/* Text as pango gets it: valid UTF-8 (bad bytes replaced), control characters and the other line
+ * and paragraph separators (NEL, U+2028, U+2029) as spaces so that a note cannot start paragraphs
+ * of its own (the line limit counts a paragraph's lines: 60 paragraphs would push the signature
+ * and its QR code off the page). The explicit bidirectional embeddings, overrides and isolates
+ * (U+202A-U+202E, U+2066-U+2069) as U+FFFD: they would show a field's characters in another
+ * order than they are ("TAG-<RLO>1234" as "TAG-4321"); right-to-left script still reads as it
+ * should without them. */
 static char *pdf_clean(const char *s) {
         char *t = g_utf8_make_valid(s, -1);
+        GString *g = g_string_sized_new(strlen(t));
 
-        for (unsigned char *p = (unsigned char *) t; *p; p++)
-                if (*p < 0x20 || *p == 0x7f)
-                        *p = ' ';
-        return t;
+        for (const char *p = t; *p; p = g_utf8_next_char(p)) {
+                gunichar u = g_utf8_get_char(p);
+
+                if (u < 0x20 || u == 0x7f || u == 0x85 || u == 0x2028 || u == 0x2029)
+                        u = ' ';
+                else if ((u >= 0x202a && u <= 0x202e) || (u >= 0x2066 && u <= 0x2069))
+                        u = 0xfffd;
+                g_string_append_unichar(g, u);
+        }
+        g_free(t);
+        return g_string_free(g, FALSE);
 }
 
 /* Draw text at (x, y) in a box w wide, in font (a pango description string), colour c, at most
@@ -560,7 +573,8 @@ static int pdf_certificate(struct pdf *p, struct json_object *rep, const char *h
 
 static const char *const summary_header[] = { "Job", "Device", "Serial", "Asset tag", "Size", "Method", "Overall status",
                                               "Ended (UTC)" };
-static const double summary_width[] = { 30, 62, 82, 62, 48, 58, 75, 98 };
+/* "erased with exceptions" and an ISO 8601 time fit their columns whole (87 points at 7.5). */
+static const double summary_width[] = { 28, 62, 76, 58, 48, 58, 93, 92 };
 #define SUMMARY_COLUMNS (sizeof(summary_width) / sizeof(summary_width[0]))
 #define SUMMARY_TOP_FIRST (MARGIN + 150.0)      /* the table's header on the first page */
 #define SUMMARY_TOP (MARGIN + 30.0)             /* on the pages after */

@@ -357,8 +357,9 @@ void output_report_text(struct json_object *report);
 void output_report_check_text(struct json_object *check);
 /* The record fields a submit gave ("asset_tag", "batch", "customer", "note", "destination",
  * "operator", "verifier") of o, one "Label: value" line each after indent; "not recorded" for
- * what o lacks (a dry run's plan, a report). */
-void output_record_text(struct json_object *o, const char *indent);
+ * what o lacks (a dry run's plan, a report). planned: o is a dry run's plan, whose batch is not
+ * the one a submit will get: no batch line. */
+void output_record_text(struct json_object *o, const char *indent, bool planned);
 
 /* output-method.c */
 

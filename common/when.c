@@ -70,8 +70,9 @@ static bool zone(const char *s, int *offset) {
         if (!digits(s, 2, &h))
                 return false;
         s += 2;
-        if (*s == ':')
-                s++;
+        /* A colon only between hours and minutes: "+01:" is no zone. */
+        if (*s == ':' && !*++s)
+                return false;
         if (*s && (!digits(s, 2, &m) || s[2]))
                 return false;
         if (h > 23 || m > 59)

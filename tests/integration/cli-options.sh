@@ -117,6 +117,17 @@ for args in "status -V" "wipe --version $a" "report 1 -V --json"; do
 done
 expect_rc 2 "wipe without --yes off a terminal" "$WIPECTL_BIN" --socket "$SOCK" wipe "$a" < /dev/null
 
+# A record value the daemon refuses (a note over 1024 bytes): EINVAL to a wipe, status 5, as
+# wipectl(1) says, naming the field.
+jobs_before=$("$WIPECTL_BIN" --socket "$SOCK" --json list | jq '.jobs | length')
+expect_rc 5 "wipe --note of 1025 bytes" "$WIPECTL_BIN" --socket "$SOCK" wipe --yes --note "$(head -c 1025 /dev/zero | tr '\0' n)" "$a"
+grep -q '"note"' "$TEST_DIR/err" || fail "wipe --note of 1025 bytes: $(cat "$TEST_DIR/err")"
+[ "$("$WIPECTL_BIN" --socket "$SOCK" --json list | jq '.jobs | length')" = "$jobs_before" ] || fail "a refused --note made a job"
+# A dry run shows the record the job would carry, but no batch id: the submit draws another.
+"$WIPECTL_BIN" --socket "$SOCK" wipe --dry-run --asset-tag DRY --passes zero "$a" > "$TEST_DIR/out" 2> "$TEST_DIR/err" ||
+        fail "wipe --dry-run --asset-tag exited $?: $(cat "$TEST_DIR/err")"
+grep -qE '^    Asset tag: +DRY$' "$TEST_DIR/out" || fail "wipe --dry-run shows no asset tag: $(cat "$TEST_DIR/out")"
+grep -q 'Batch:' "$TEST_DIR/out" && fail "wipe --dry-run shows a batch id no job will have: $(cat "$TEST_DIR/out")"
 daemon_alive || fail "daemon died"
 stop_daemon || fail "daemon exit status $?"
 pass

@@ -138,6 +138,15 @@ has "page 3 of 3" "the last page's number"
 check_certificate "$id1" > /dev/null || exit 1
 check_certificate "$id2" > /dev/null || exit 1
 grep -E "^ *$id2 +$dev2 " "$TEST_DIR/pdf.txt" > /dev/null || fail "the summary has no row of job $id2 on $dev2: $(cat "$TEST_DIR/pdf.txt")"
+# The overall status in the table is whole, not "erased with exc...": on the page its last word is
+# about 43 points wide, cut short about 20 (pdftotext reads the whole word either way).
+if [ "$(jq -r .overall_status "$STATE/reports/$id2.json")" = "erased with exceptions" ]; then
+        pdftotext -f 1 -l 1 -bbox "$TEST_DIR/two.pdf" - |
+                sed -n 's/.*xMin="\([0-9.]*\)".*xMax="\([0-9.]*\)".*>exceptions<.*/\1 \2/p' > "$TEST_DIR/bbox"
+        [ -s "$TEST_DIR/bbox" ] || fail "the summary has no word 'exceptions' in its table"
+        awk '{ w = $2 - $1; if (w < 38) { print; exit 1 } }' "$TEST_DIR/bbox" > /dev/null ||
+                fail "the summary's overall status column cuts 'erased with exceptions' short: $(cat "$TEST_DIR/bbox")"
+fi
 wipectl report --pdf "$TEST_DIR/summary.pdf" --summary-only "$id1" "$id2" > /dev/null 2> "$TEST_DIR/err" ||
         fail "report --pdf --summary-only exited $?: $(cat "$TEST_DIR/err")"
 [ "$(pages "$TEST_DIR/summary.pdf")" = 1 ] || fail "--summary-only of two jobs is not one page"
@@ -220,6 +229,39 @@ if command -v zbarimg > /dev/null; then
         [ "$(zbarimg -q --raw "$TEST_DIR"/fullqr-*.png)" = "$full_hash" ] || fail "the QR code of the full report is not its SHA-256"
 fi
 
+# A line of the export (the one-line form --check accepts) certifies the same report: its report ID
+# is that of the report file, not the hash of the line.
+wipectl report --all --batch "$(jq -r .batch "$STATE/reports/$id1.json")" > "$TEST_DIR/line.json" ||
+        fail "report --all --batch exited $?"
+[ "$(wc -l < "$TEST_DIR/line.json")" = 1 ] || fail "job $id1's batch did not export one line: $(cat "$TEST_DIR/line.json")"
+wipectl report --pdf "$TEST_DIR/line.pdf" --check "$TEST_DIR/line.json" > /dev/null 2> "$TEST_DIR/err" ||
+        fail "report --pdf --check of an export line exited $?: $(cat "$TEST_DIR/err")"
+totext "$TEST_DIR/line.pdf"
+has "$hash1" "the report ID of the file whose export line was checked"
+grep -qF "$(sha256sum "$TEST_DIR/line.json" | cut -d' ' -f1)" "$TEST_DIR/pdf.txt" &&
+        fail "the certificate of an export line shows the hash of the line, not the report ID"
+if command -v zbarimg > /dev/null; then
+        pdftoppm -r 200 -png "$TEST_DIR/line.pdf" "$TEST_DIR/lineqr" || fail "pdftoppm -r 200 failed"
+        [ "$(zbarimg -q --raw "$TEST_DIR"/lineqr-*.png)" = "$hash1" ] || fail "the QR code of an export line is not the report ID"
+fi
+
+# Text that would escape its box or show other characters than it holds: paragraph separators
+# (U+2029: 60 paragraphs of a note would push the signature and its QR code off the page) and a
+# bidirectional override (U+202E: "TAG-<RLO>1234" would read "TAG-4321"). The daemon takes both.
+jq --arg note "$(printf 'para%s\u2029' $(seq 0 59))" --arg tag "$(printf 'TAG-\u202e1234')" '. + {note: $note, asset_tag: $tag}' \
+        "$STATE/reports/$id1.json" | "$SIGN_REPORT" "$STATE" > "$TEST_DIR/hostile.json" || hard_error "cannot make the hostile report"
+wipectl report --pdf "$TEST_DIR/hostile.pdf" --check "$TEST_DIR/hostile.json" > /dev/null 2> "$TEST_DIR/err" ||
+        fail "report --pdf --check of the hostile report exited $?: $(cat "$TEST_DIR/err")"
+totext "$TEST_DIR/hostile.pdf"
+[ "$(grep -c 'para[0-9]' "$TEST_DIR/pdf.txt")" -le 4 ] || fail "a note of 60 paragraphs is not cut to its 4 lines: $(cat "$TEST_DIR/pdf.txt")"
+has "TAG-$(printf '\ufffd')1234" "the asset tag with its override shown as U+FFFD"
+has "Digital signature of the report" "the signature section under a note of 60 paragraphs"
+if command -v zbarimg > /dev/null; then
+        pdftoppm -r 200 -png "$TEST_DIR/hostile.pdf" "$TEST_DIR/hostileqr" || fail "pdftoppm -r 200 failed"
+        [ "$(zbarimg -q --raw "$TEST_DIR"/hostileqr-*.png)" = "$(sha256sum "$TEST_DIR/hostile.json" | cut -d' ' -f1)" ] ||
+                fail "the QR code is not on the page under a note of 60 paragraphs"
+fi
+
 # No certificate of a report that does not check, nor of a job still running.
 sed 's/"ASSET-4711"/"ASSET-4712"/' "$TEST_DIR/full.json" > "$TEST_DIR/tampered.json"
 expect_exit 9 wipectl report --pdf "$TEST_DIR/tampered.pdf" --check "$TEST_DIR/tampered.json"
@@ -241,5 +283,25 @@ expect_exit 2 wipectl report --summary-only "$id1"
 expect_exit 2 wipectl report --pdf "$TEST_DIR/x.pdf" --keys "$id1"
 expect_exit 2 wipectl report --pdf "$TEST_DIR/x.pdf"
 expect_exit 2 wipectl --quiet report --pdf - "$id1"
+
+# Right after "wipectl wipe" returns the job has ended but the daemon signs its report a moment
+# later: a certificate asked for at once waits for it rather than saying the job has not ended.
+out=$(wipectl --json wipe --yes --passes zero "$dev2") || fail "wipe of $dev2 exited $?: $out"
+id4=$(echo "$out" | jq -r '.jobs[0].id')
+wipectl report --pdf "$TEST_DIR/at-once.pdf" "$id4" > /dev/null 2> "$TEST_DIR/err" ||
+        fail "report --pdf of job $id4 right after its wipe exited $?: $(cat "$TEST_DIR/err")"
+totext "$TEST_DIR/at-once.pdf"
+has "$(sha256sum "$STATE/reports/$id4.json" | cut -d' ' -f1)" "the report ID of the job certified right after its wipe"
+
+# The same for a batch, through --all (the export's selection): both jobs of a submit are in it,
+# exported and certified, at once after the wipe returns.
+out=$(wipectl --json wipe --yes --passes zero "$dev1" "$dev2") || fail "wipe of $dev1 $dev2 exited $?: $out"
+batch=$(echo "$out" | jq -r '.jobs[0].batch')
+[ "$(wipectl report --all --batch "$batch" | wc -l)" = 2 ] || fail "report --all --batch right after the wipe: not 2 lines"
+out=$(wipectl --json wipe --yes --passes zero "$dev1" "$dev2") || fail "wipe of $dev1 $dev2 exited $?: $out"
+batch=$(echo "$out" | jq -r '.jobs[0].batch')
+wipectl report --all --batch "$batch" --pdf "$TEST_DIR/batch-at-once.pdf" > /dev/null 2> "$TEST_DIR/err" ||
+        fail "report --all --batch --pdf right after the wipe exited $?: $(cat "$TEST_DIR/err")"
+[ "$(pages "$TEST_DIR/batch-at-once.pdf")" = 3 ] || fail "the batch of two jobs right after the wipe is not 3 pages"
 
 pass
