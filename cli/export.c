@@ -218,7 +218,8 @@ static int export_page(const char *path, struct json_object *reply, struct expor
 #define EXPORT_REPORT_WAIT_S 45
 
 /* The number of jobs in the status reply that have ended but whose report the daemon has not
- * written yet ("report_id" null; a daemon without report ids has none to wait for). */
+ * written yet: "report_pending" (false again when writing it failed: nothing to wait for), or,
+ * from a daemon without it, "report_id" null (one without report ids has none to wait for). */
 static size_t export_unwritten(struct json_object *reply, int64_t *first) {
         static const char *const ended[] = { "done", "done-with-errors", "failed", "cancelled" };
         struct json_object *jobs = NULL;
@@ -227,13 +228,15 @@ static size_t export_unwritten(struct json_object *reply, int64_t *first) {
         if (!json_object_object_get_ex(reply, "jobs", &jobs) || !json_object_is_type(jobs, json_type_array))
                 return 0;
         for (size_t i = 0; i < json_object_array_length(jobs); i++) {
-                struct json_object *job = json_object_array_get_idx(jobs, i), *id = NULL;
+                struct json_object *job = json_object_array_get_idx(jobs, i), *id = NULL, *pending = NULL;
                 const char *state = output_get_string(job, "state", "");
                 bool is_ended = false;
 
                 for (size_t k = 0; k < sizeof(ended) / sizeof(ended[0]); k++)
                         is_ended |= strcmp(state, ended[k]) == 0;
-                if (is_ended && json_object_object_get_ex(job, "report_id", &id) && !id) {
+                if (json_object_object_get_ex(job, "report_pending", &pending) ?
+                    json_object_get_boolean(pending) :
+                    is_ended && json_object_object_get_ex(job, "report_id", &id) && !id) {
                         if (count++ == 0)
                                 *first = output_job_id(job);
                 }

@@ -563,6 +563,8 @@ struct json_object *job_to_json(struct job *job) {
         json_add(o, "hook", hook_json(job, false));
         deliver_job_json(o, job->id, job->reported ? job->report_file : NULL);
         smart_status_add(job, o);
+        /* Ended, with its signed report still to come (a moment: the drive health after it). */
+        json_add(o, "report_pending", json_object_new_boolean(job_report_pending(job)));
         return TAKE_PTR(o);
 }
 

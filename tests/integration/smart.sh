@@ -169,6 +169,16 @@ pid=$(cat "$MODE.pid") || fail "the hanging fake did not run"
 group_gone() { ! pgrep -g "$1" > /dev/null; }
 wait_until 10 "the hanging smartctl's process group ($pid) is gone" group_gone "$pid"
 
+# wipectl wipe returns once the job's signed report is written, which here waits for the
+# snapshot after until smart-timeout: "wipectl wipe DEV && cat STATE/reports/N.json" holds.
+fill
+out=$(wipectl --json wipe --yes --method zero --verify none "$L") || fail "wipe (hang, waited) exited $?: $out"
+id=$(echo "$out" | jq -r '.jobs[0].job')
+[ -f "$STATE/reports/$id.json" ] || fail "wipectl wipe returned before job $id's report was written"
+[ "$(jq -r '.smart_after.reason' "$STATE/reports/$id.json")" = "smartctl timed out" ] ||
+        fail "job $id: the report file lacks the snapshot after"
+[ "$(wipectl --json status "$id" | jq -r '.jobs[0].report_pending')" = false ] || fail "job $id: report_pending"
+
 # A probe of two devices runs both at once; the fake answers nothing for the second (empty
 # output: unreadable) while the first hangs until smart-timeout.
 probe=$(wipectl --json probe "$L" "$L2") || fail "probe of two devices"
