@@ -934,6 +934,9 @@ void server_unlisten(void);
 /* Serve the sockets of server_listen() until SIGTERM/SIGINT, then call on_stop(arg) (which stops
  * the jobs) and send the watchers their last events. Returns 0, or -errno without calling on_stop. */
 int server_run(struct pool *pool, void (*on_stop)(void *), void *arg);
+/* WATCHDOG=1 to the service manager when half its interval passed (main thread): for a wait of the
+ * main thread that is bounded but may outlast the interval (smartctl runs, smart.c). */
+void server_watchdog_alive(void);
 
 /* report-store.c */
 /* The reply to a "reports" request req (wiped(8) PROTOCOL "reports"): the signed reports of
