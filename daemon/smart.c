@@ -474,8 +474,12 @@ void smart_run(const char *program, unsigned timeout_s, const char *const *nodes
                         (void) nanosleep(&(struct timespec) { .tv_nsec = 10 * 1000 * 1000 }, NULL);
                         continue;
                 }
-                if (poll(pfd, np, left > 1.0 ? 1000 : (int) (left * 1000) + 1) < 0 && errno != EINTR)
-                        break;
+                /* poll() itself failing (ENOMEM): the runs end now, killed and reaped as at the
+                 * deadline, not left running with nobody to wait for them. */
+                if (poll(pfd, np, left > 1.0 ? 1000 : (int) (left * 1000) + 1) < 0 && errno != EINTR) {
+                        deadline = 0;
+                        continue;
+                }
                 for (i = 0; i < n; i++)
                         for (size_t k = 0; procs[i].fd >= 0 && k < np; k++)
                                 if (pfd[k].fd == procs[i].fd && pfd[k].revents) {
