@@ -941,9 +941,9 @@ void server_watchdog_alive(void);
 /* report-store.c */
 /* The reply to a "reports" request req (wiped(8) PROTOCOL "reports"): the signed reports of
  * STATE_DIR/reports that match its since/until/batch/jobs, oldest first by ended_at then job, at
- * most its limit or PROTOCOL_REPORTS_BYTES_MAX, with their report ids, the files left out as
+ * most its limit or about bytes_max bytes of them, with their report ids, the files left out as
  * unreadable and whether more match. Main thread. Never NULL but on ENOMEM. */
-struct json_object *report_store_query(int64_t id, struct json_object *req);
+struct json_object *report_store_query(int64_t id, struct json_object *req, size_t bytes_max);
 /* Drop the index of the report files (at exit). */
 void report_store_free(void);
 
