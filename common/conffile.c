@@ -55,6 +55,8 @@ struct key_def {
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
+/* The characters of a header's name (RFC 9110's tchar), shown where its value is not. */
+#define HEADER_NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+-.^_`|~"
 #define RECORD_TEXT_INVALID "not text of up to " STR(CONFFILE_RECORD_TEXT_MAX) " bytes without control characters"
 /* Where the field f of struct conffile is, and its size; it must be of type T (or the build fails:
  * the table and the struct cannot drift apart). */
@@ -688,8 +690,13 @@ static int parse_line(struct conffile *c, const char *name, unsigned line, const
                 return line_error(err, err_len, name, line, "%s = %.128s: not an absolute path", conffile_key_name(key),
                                   value);
         r = conffile_set(c, key, value, msg, sizeof(msg));
-        if (r == -EINVAL || (r == 0 && check && check(key, value, msg, sizeof(msg)) < 0))
+        if (r == -EINVAL || (r == 0 && check && check(key, value, msg, sizeof(msg)) < 0)) {
+                /* A header's value may be a secret (Authorization): its name only, also here. */
+                if (key == CONFFILE_REPORT_HEADER)
+                        return line_error(err, err_len, name, line, "%s = %.*s: (value not shown): %s",
+                                          conffile_key_name(key), (int) strspn(value, HEADER_NAME_CHARS), value, msg);
                 return line_error(err, err_len, name, line, "%s = %.128s: %s", conffile_key_name(key), value, msg);
+        }
         if (r < 0)
                 return r;
         if (!c->line[key])

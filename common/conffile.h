@@ -97,7 +97,7 @@ enum conffile_key {
 #define CONFFILE_RECORD_TEXT_MAX 256    /* bytes of destination, operator-* and verifier-* values */
 #define CONFFILE_REPORT_TIMEOUT_MAX 3600.0      /* seconds */
 #define CONFFILE_REPORT_RETRY_MAX 86400.0       /* seconds */
-#define CONFFILE_SMART_TIMEOUT_MAX 3600         /* seconds */
+#define CONFFILE_SMART_TIMEOUT_MAX 60           /* seconds: below the watchdog's 90 s ping interval */
 
 /* worker-policy: the scheduling policy of the worker threads (sched(7)); the values are the
  * kernel's, so that the zero value is the normal one. */

@@ -941,13 +941,16 @@ void server_unlisten(void);
 /* Serve the sockets of server_listen() until SIGTERM/SIGINT, then call on_stop(arg) (which stops
  * the jobs) and send the watchers their last events. Returns 0, or -errno without calling on_stop. */
 int server_run(struct pool *pool, void (*on_stop)(void *), void *arg);
+/* WATCHDOG=1 to the service manager when half its interval passed (main thread): for a wait of the
+ * main thread that is bounded but may outlast the interval (smartctl runs, smart.c). */
+void server_watchdog_alive(void);
 
 /* report-store.c */
 /* The reply to a "reports" request req (wiped(8) PROTOCOL "reports"): the signed reports of
  * STATE_DIR/reports that match its since/until/batch/jobs, oldest first by ended_at then job, at
- * most its limit or PROTOCOL_REPORTS_BYTES_MAX, with their report ids, the files left out as
+ * most its limit or about bytes_max bytes of them, with their report ids, the files left out as
  * unreadable and whether more match. Main thread. Never NULL but on ENOMEM. */
-struct json_object *report_store_query(int64_t id, struct json_object *req);
+struct json_object *report_store_query(int64_t id, struct json_object *req, size_t bytes_max);
 /* Drop the index of the report files (at exit). */
 void report_store_free(void);
 

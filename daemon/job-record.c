@@ -411,7 +411,7 @@ int job_record_overall(struct json_object *o) {
         _cleanup_json_ struct json_object *ex = json_object_new_array();
         struct json_object *v, *ver = NULL, *passes;
         const char *state = member_str(o, "state"), *result = NULL, *mode = NULL, *s;
-        bool not_erased = false, written = false;
+        bool not_erased = false, written = false, firmware_written = false;
         uint64_t bad = 0;
 
         if (!ex)
@@ -434,8 +434,11 @@ int job_record_overall(struct json_object *o) {
                 for (size_t i = 0; i < json_object_array_length(passes); i++) {
                         struct json_object *p = json_object_array_get_idx(passes, i), *w;
 
-                        if (json_object_object_get_ex(p, "written", &w) && json_object_get_boolean(w))
+                        if (json_object_object_get_ex(p, "written", &w) && json_object_get_boolean(w)) {
                                 written = true;
+                                if (json_object_object_get_ex(p, "firmware", NULL))
+                                        firmware_written = true;
+                        }
                 }
         if (!written) {
                 not_erased = true;
@@ -447,9 +450,14 @@ int job_record_overall(struct json_object *o) {
                 bad = json_object_get_uint64(v);
         if (bad > 0)
                 add_str(ex, "bad sectors skipped: %" PRIu64 " bytes", bad);
-        if (json_object_object_get_ex(o, "hidden_area", &v) && json_object_is_type(v, json_type_object) &&
-            !((s = member_str(v, "action")) && strcmp(s, "restored") == 0))
-                add_str(ex, "hidden area present (HPA/DCO)");
+        if (json_object_object_get_ex(o, "hidden_area", &v) && json_object_is_type(v, json_type_object)) {
+                if (!((s = member_str(v, "action")) && strcmp(s, "restored") == 0))
+                        add_str(ex, "hidden area present (HPA/DCO)");
+                /* Restored, but the kernel did not see the drive grow (its "note"): the restored
+                 * sectors were not overwritten, unless a firmware erase covered the whole drive. */
+                else if ((s = member_str(v, "note")) && !firmware_written)
+                        add_str(ex, "hidden area restored but not overwritten: %s", s);
+        }
         /* A sample that passed says nothing of the rest of the device; a firmware erase is
          * checked by its own proof instead ("by"), whatever the mode planned. */
         if (mode && strcmp(mode, "sample") == 0 && result && strcmp(result, "passed") == 0 &&

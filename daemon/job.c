@@ -266,6 +266,7 @@ static int job_prepare(struct pool *pool, const char *const *devices, size_t n, 
                         if (stat(devices[k], &b) == 0 && S_ISBLK(b.st_mode) && a.st_rdev == b.st_rdev) {
                                 snprintf(err, err_len, "%s: refusing: named twice in one request (also as %s)",
                                          devices[i], devices[k]);
+                                job_record_done(&defaults);
                                 return -EINVAL;
                         }
         }

@@ -386,7 +386,7 @@ static int add_report(int dirfd, const struct report_entry *e, struct json_objec
         return 0;
 }
 
-struct json_object *report_store_query(int64_t id, struct json_object *req) {
+struct json_object *report_store_query(int64_t id, struct json_object *req, size_t bytes_max) {
         _cleanup_json_ struct json_object *reply = NULL;
         _cleanup_free_ struct report_entry **sel = NULL;
         _cleanup_close_ int dfd = -EBADF;
@@ -460,7 +460,7 @@ struct json_object *report_store_query(int64_t id, struct json_object *req) {
                 size_t b = 0;
 
                 /* The reply stays below its cap with the sizes as indexed; at least one is sent. */
-                if (sent > 0 && bytes + (size_t) sel[i]->size + REPORT_STORE_ID_BYTES > PROTOCOL_REPORTS_BYTES_MAX)
+                if (sent > 0 && bytes + (size_t) sel[i]->size + REPORT_STORE_ID_BYTES > bytes_max)
                         break;
                 r = add_report(dfd, sel[i], reports, ids, &b);
                 if (r == -ENOMEM)

@@ -941,7 +941,10 @@ static struct json_object *op_watch(struct request_ctx *c) {
 static struct json_object *op_reports(struct request_ctx *c) {
         /* A job that just ended is listed: its report is written now if the next tick was to. */
         job_write_due_reports();
-        return report_store_query(c->req->id, c->req->obj);
+        /* A reply larger than what the read-only socket lets a peer leave unread would drop the
+         * connection (conn_append): half of it there, for the re-serialized text's growth. */
+        return report_store_query(c->req->id, c->req->obj, c->peer->read_only ? WIPED_READ_ONLY_BACKLOG_MAX / 2 :
+                                  PROTOCOL_REPORTS_BYTES_MAX);
 }
 
 static const op_handler handlers[_PROTOCOL_OP_MAX] = {

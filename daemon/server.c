@@ -607,16 +607,26 @@ void server_unlisten(void) {
         listeners_drop();
 }
 
+/* The service manager's watchdog (main thread): its interval (0: none) and the last WATCHDOG=1. */
+static uint64_t watchdog_usec;
+static double watchdog_at;
+
+void server_watchdog_alive(void) {
+        double now = mono_s();
+
+        if (watchdog_usec && now - watchdog_at >= (double) watchdog_usec / 2e6) {
+                sd_notify(0, "WATCHDOG=1");
+                watchdog_at = now;
+        }
+}
+
 /* The service manager's view: STATUS= when the summary changed (at most once a second), and
  * WATCHDOG=1 every half watchdog interval. Called on every tick. */
-static void server_notify(double now, double *status_at, double *watchdog_at, uint64_t watchdog_usec) {
+static void server_notify(double now, double *status_at) {
         static char last[128] = "idle";
         char status[128];
 
-        if (watchdog_usec && now - *watchdog_at >= (double) watchdog_usec / 2e6) {
-                sd_notify(0, "WATCHDOG=1");
-                *watchdog_at = now;
-        }
+        server_watchdog_alive();
         if (now - *status_at < 1.0)
                 return;
         *status_at = now;
@@ -650,8 +660,7 @@ int server_run(struct pool *pool, void (*on_stop)(void *), void *arg) {
         struct itimerspec its = { .it_interval = { 0, 100000000 }, .it_value = { 0, 100000000 } };
         sigset_t mask;
         char mem[32];
-        uint64_t watchdog_usec = 0;
-        double status_at = 0, watchdog_at = 0;
+        double status_at = 0;
         int r, pfd;
 
         sigemptyset(&mask);
@@ -725,7 +734,7 @@ int server_run(struct pool *pool, void (*on_stop)(void *), void *arg) {
                                 metrics_tick();
                                 server_watch_tick(ep);
                                 server_timeouts(mono_s());
-                                server_notify(mono_s(), &status_at, &watchdog_at, watchdog_usec);
+                                server_notify(mono_s(), &status_at);
                                 if (listen_paused && listeners_add(ep) == 0)
                                         listen_paused = false;
                         } else {

@@ -403,6 +403,8 @@ void smart_run(const char *program, unsigned timeout_s, const char *const *nodes
         _cleanup_free_ char *path = NULL;
         double deadline = mono_s() + timeout_s;
         int64_t now = (int64_t) real_s();
+        /* A submit or probe waits here on the main thread, which the watchdog hears from. */
+        bool main_thread = gettid() == getpid();
         size_t i, running = 0;
 
         if (!procs || !pfd) {
@@ -427,6 +429,10 @@ void smart_run(const char *program, unsigned timeout_s, const char *const *nodes
                 double left = deadline - mono_s();
                 size_t np = 0;
 
+                /* Several runs in one go (bay policies starting a job each in one tick) may
+                 * outlast the watchdog's interval; each run is bounded by timeout_s. */
+                if (main_thread)
+                        server_watchdog_alive();
                 for (i = 0; i < n; i++) {
                         struct smart_proc *p = &procs[i];
 
@@ -468,8 +474,12 @@ void smart_run(const char *program, unsigned timeout_s, const char *const *nodes
                         (void) nanosleep(&(struct timespec) { .tv_nsec = 10 * 1000 * 1000 }, NULL);
                         continue;
                 }
-                if (poll(pfd, np, left > 1.0 ? 1000 : (int) (left * 1000) + 1) < 0 && errno != EINTR)
-                        break;
+                /* poll() itself failing (ENOMEM): the runs end now, killed and reaped as at the
+                 * deadline, not left running with nobody to wait for them. */
+                if (poll(pfd, np, left > 1.0 ? 1000 : (int) (left * 1000) + 1) < 0 && errno != EINTR) {
+                        deadline = 0;
+                        continue;
+                }
                 for (i = 0; i < n; i++)
                         for (size_t k = 0; procs[i].fd >= 0 && k < np; k++)
                                 if (pfd[k].fd == procs[i].fd && pfd[k].revents) {

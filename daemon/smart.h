@@ -17,7 +17,7 @@
 struct job;
 
 #define SMART_TIMEOUT_DEFAULT 30                /* smart-timeout, seconds */
-#define SMART_TIMEOUT_MAX 3600
+#define SMART_TIMEOUT_MAX 60                    /* CONFFILE_SMART_TIMEOUT_MAX */
 #define SMART_OUTPUT_MAX (4u << 20)             /* bytes of smartctl's output read; more is unreadable */
 
 /* smart-policy: what a drive whose health check failed (passed false) does to a submit. */

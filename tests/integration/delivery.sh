@@ -65,6 +65,13 @@ for bad in 'report-url = ftp://127.0.0.1/x' 'report-url = http://' 'report-heade
         echo "$bad" > "$TEST_DIR/bad.conf"
         "$WIPED" --config "$TEST_DIR/bad.conf" --check-config > /dev/null 2>&1 && fail "--check-config accepts '$bad'"
 done
+# A header refused for a bad character: its name in the error, never its value (a secret).
+printf 'report-header = Authorization: Bearer not-a-real-secret\001\n' > "$TEST_DIR/bad.conf"
+"$WIPED" --config "$TEST_DIR/bad.conf" --check-config > "$TEST_DIR/check.out" 2>&1 &&
+        fail "--check-config accepts a header with a control character"
+grep -q 'report-header = Authorization: (value not shown): not a header' "$TEST_DIR/check.out" ||
+        fail "--check-config of a bad header: $(cat "$TEST_DIR/check.out")"
+! grep -q not-a-real-secret "$TEST_DIR/check.out" || fail "--check-config prints a refused header's secret"
 
 dev=$(make_loop $((16 << 20)))
 chmod 0644 "$TEST_DIR/wiped.conf"

@@ -178,6 +178,22 @@ id=$(echo "$out" | jq -r '.jobs[0].job')
 [ "$(jq -r '.smart_after.reason' "$STATE/reports/$id.json")" = "smartctl timed out" ] ||
         fail "job $id: the report file lacks the snapshot after"
 [ "$(wipectl --json status "$id" | jq -r '.jobs[0].report_pending')" = false ] || fail "job $id: report_pending"
+# The main thread waits for smartctl at a submit: it keeps telling the service manager's watchdog
+# that it is alive meanwhile (WatchdogSec=3min in wiped.service; here 4 s, told every 2 s), or a
+# drive whose SMART hangs (several, in one tick of bay policies) would get the daemon killed with
+# every wipe under way. A hang of 12 s must leave no gap of 8 s between two WATCHDOG=1.
+socat -u UNIX-RECVFROM:"$TEST_DIR/notify",fork SYSTEM:'echo "$(date +%s.%N) $(cat)"' >> "$TEST_DIR/notify.log" 2>&1 &
+register_pid $!
+wait_until 10 "the notify socket" test -S "$TEST_DIR/notify"
+printf 'smartctl = %s\nsmart-policy = flag\nsmart-timeout = 12\n' "$TEST_DIR/smartctl" > "$TEST_DIR/wiped.conf"
+stop_daemon || fail "daemon stop"
+NOTIFY_SOCKET=$TEST_DIR/notify WATCHDOG_USEC=4000000 start_daemon --config "$TEST_DIR/wiped.conf" --policy-dir none
+id=$(wipectl --json wipe --yes --no-wait --method zero --verify none "$L" | jq -r '.jobs[0].job') || fail "submit (watchdog)"
+[ "$(wait_job "$id")" = done ] || fail "watchdog: job $id not done"
+gap=$(grep -a 'WATCHDOG=1' "$TEST_DIR/notify.log" | awk '{ if (p && $1 - p > m) m = $1 - p; p = $1 } END { print m + 0 }')
+[ "$(grep -ac 'WATCHDOG=1' "$TEST_DIR/notify.log")" -ge 4 ] || fail "watchdog: too few WATCHDOG=1: $(cat "$TEST_DIR/notify.log")"
+awk -v g="$gap" 'BEGIN { exit !(g < 8) }' || fail "watchdog: no WATCHDOG=1 for $gap s while smartctl hung at a submit"
+with_config flag 2
 
 # A probe of two devices runs both at once; the fake answers nothing for the second (empty
 # output: unreadable) while the first hangs until smart-timeout.

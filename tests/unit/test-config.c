@@ -241,6 +241,9 @@ static void test_errors(void **state) {
                     "f.conf:1: history-max-age = 36501: invalid age (days, 0..36500; 0: forever)");
         parse_fails("max-bad = lots\n", "f.conf:1: max-bad = lots: invalid size of bad sectors (0..1P)");
         parse_fails("client-timeout = 0\n", "f.conf:1: client-timeout = 0: invalid timeout (seconds, 1..3600)");
+        /* The main thread waits for smartctl at a submit or probe: never as long as the
+         * service's watchdog (WatchdogSec=3min, pinged every 90 s) would take for a hang. */
+        parse_fails("smart-timeout = 61\n", "f.conf:1: smart-timeout = 61: invalid timeout (seconds, 1..60)");
         parse_fails("keystream-backend = fast\n", "f.conf:1: keystream-backend = fast: unknown keystream backend "
                     "(auto, openssl, gcrypt, or CIPHER:BACKEND,... as aes-128-ctr:gcrypt)");
         parse_fails("keystream-backend = aes:gcrypt\n", "f.conf:1: keystream-backend = aes:gcrypt: unknown keystream "

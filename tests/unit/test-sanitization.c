@@ -235,6 +235,14 @@ static void test_overall(void **state) {
                 "\"hidden_area\":{\"action\":\"ignored\"}}", "erased with exceptions", "hidden area present (HPA/DCO)");
         overall("{\"state\":\"done\"," WRITTEN ",\"verification\":{\"mode\":\"all\",\"result\":\"passed\"},"
                 "\"hidden_area\":{\"action\":\"restored\"}}", "erased", "");
+        /* Restored, but the kernel still sees the old size: those sectors were not overwritten,
+         * unless a firmware erase covered them. */
+        overall("{\"state\":\"done\"," WRITTEN ",\"verification\":{\"mode\":\"all\",\"result\":\"passed\"},"
+                "\"hidden_area\":{\"action\":\"restored\",\"note\":\"not overwritten\"}}", "erased with exceptions",
+                "hidden area restored but not overwritten: not overwritten");
+        overall("{\"state\":\"done\",\"passes\":[{\"pass\":1,\"written\":true,\"firmware\":{}}],"
+                "\"verification\":{\"mode\":\"last\",\"by\":\"firmware erase proof\",\"result\":\"passed\"},"
+                "\"hidden_area\":{\"action\":\"restored\",\"note\":\"not overwritten\"}}", "erased", "");
         overall("{\"state\":\"done\"," WRITTEN ",\"verification\":{\"mode\":\"last\",\"result\":\"passed\"},"
                 "\"purge_fallback\":\"no sanitize: random written\"}", "erased with exceptions",
                 "purge fell back to Clear: no sanitize: random written");
