@@ -119,6 +119,15 @@ bool utf8_text_valid(const char *s, size_t len) {
                 /* U+0080..U+009F are encoded 0xC2 0x80..0x9F. */
                 if (c == 0xc2 && i + 1 < len && (uint8_t) s[i + 1] < 0xa0)
                         return false;
+                /* The line and paragraph separators U+2028, U+2029 and the bidi embeddings,
+                 * overrides and isolates U+202A..U+202E, U+2066..U+2069 (0xE2 0x80 0xA8..0xAE,
+                 * 0xE2 0x81 0xA6..0xA9): a record's one line of text, read in the order written. */
+                if (c == 0xe2 && i + 2 < len) {
+                        uint8_t c1 = (uint8_t) s[i + 1], c2 = (uint8_t) s[i + 2];
+
+                        if ((c1 == 0x80 && c2 >= 0xa8 && c2 <= 0xae) || (c1 == 0x81 && c2 >= 0xa6 && c2 <= 0xa9))
+                                return false;
+                }
         }
         return true;
 }

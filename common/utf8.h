@@ -19,5 +19,6 @@ char *utf8_sanitize_dup(const char *s);
 char *utf8_sanitize(char *s);
 /* Whether s[0..len) is text a person typed for a record (an asset tag, a name): well-formed UTF-8
  * without control characters (C0, DEL, C1: a line break or an escape sequence would forge lines of
- * a log or of the printed report). */
+ * a log or of the printed report), nor U+2028, U+2029 (line breaks too) or the bidi embeddings,
+ * overrides and isolates U+202A..U+202E, U+2066..U+2069 (which show "TAG-1234" as "TAG-4321"). */
 bool utf8_text_valid(const char *s, size_t len);

@@ -55,11 +55,16 @@ static void test_valid(void **state) {
         assert_int_equal(utf8_sequence("", 0), 0);
 }
 
-/* Record text (asset tags, names): valid UTF-8 without C0, DEL or C1 control characters. */
+/* Record text (asset tags, names): valid UTF-8 without C0, DEL or C1 control characters, line or
+ * paragraph separators, or bidi overrides (U+2027, U+202F, U+2065, U+206A and Hebrew are fine). */
 static void test_text(void **state) {
-        static const char *const good[] = { "AT-0001", "Ana Müller", "東京", "+49 30 1234", "\xc2\xa0nbsp", "" };
+        static const char *const good[] = { "AT-0001", "Ana Müller", "東京", "+49 30 1234", "\xc2\xa0nbsp", "",
+                                            "\xe2\x80\xa7 \xe2\x80\xaf \xe2\x81\xa5 \xe2\x81\xaa", "\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d" };
         static const char *const bad[] = { "a\tb", "line\n", "\x1b[31m", "del\x7f", "c1\xc2\x85", "c1\xc2\x9b[31m",
-                                           "\xc3\x28", "\xed\xa0\x80" };
+                                           "\xc3\x28", "\xed\xa0\x80",
+                                           /* U+2028, U+2029; U+202A, U+202E, U+2066, U+2069 (bidi) */
+                                           "a\xe2\x80\xa8" "b", "a\xe2\x80\xa9", "\xe2\x80\xaaltr", "TAG-\xe2\x80\xae" "1234",
+                                           "\xe2\x81\xa6x", "x\xe2\x81\xa9" };
 
         (void) state;
         for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
