@@ -537,6 +537,12 @@ struct job {
         struct job *next;               /* job table order: oldest first */
 };
 
+/* spawn.c: start path with argv and env in a process group of its own, in "/", with stdin
+ * /dev/null, stdout (and stderr with stderr_too, else /dev/null) a pipe whose reading end (O_CLOEXEC)
+ * goes to *out_fd, no other descriptor of the daemon, the default signal dispositions and an empty
+ * signal mask (the daemon blocks the main loop's signals). 0 with *pid, or -errno. */
+int spawn_piped(const char *path, char *const argv[], char *const env[], bool stderr_too, pid_t *pid, int *out_fd);
+
 /* hook.c: the command run when a job ends (wiped(8) "HOOKS") */
 #define HOOK_TIMEOUT_DEFAULT 60         /* hook-timeout, seconds */
 #define HOOK_MAX_RUNNING_DEFAULT 4      /* hook-max-running */

@@ -203,61 +203,13 @@ static void started_push(const struct hook_run *h) {
         done_push(e);
 }
 
-/* Start h: /bin/sh -c COMMAND with h->env, in a new process group, "/" its directory, stdin
- * /dev/null, stdout and stderr a pipe to us, no descriptor of ours and the default signal
- * dispositions and an empty signal mask (ours blocks SIGTERM for the main loop's signalfd). 0 or
- * -errno. */
+/* Start h: /bin/sh -c COMMAND with h->env, stdout and stderr a pipe to us (spawn_piped). 0 or -errno. */
 static int run_start(struct hook_run *h) {
-        posix_spawn_file_actions_t fa;
-        posix_spawnattr_t attr;
-        sigset_t none, all;
-        int pipefd[2], r;
         char *argv[] = { (char *) "/bin/sh", (char *) "-c", h->command, NULL };
+        int r = spawn_piped("/bin/sh", argv, h->env, true, &h->pid, &h->out_fd);
 
-        if (pipe2(pipefd, O_CLOEXEC) < 0)
-                return -errno;
-        if ((r = posix_spawn_file_actions_init(&fa)) != 0) {
-                close(pipefd[0]);
-                close(pipefd[1]);
-                return -r;
-        }
-        if ((r = posix_spawnattr_init(&attr)) != 0) {
-                posix_spawn_file_actions_destroy(&fa);
-                close(pipefd[0]);
-                close(pipefd[1]);
-                return -r;
-        }
-        sigemptyset(&none);
-        sigfillset(&all);
-        r = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-        if (!r)
-                r = posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
-        if (!r)
-                r = posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDERR_FILENO);
-        /* Descriptors are O_CLOEXEC throughout the daemon; this holds should one not be. */
-        if (!r)
-                r = posix_spawn_file_actions_addclosefrom_np(&fa, STDERR_FILENO + 1);
-        if (!r)
-                r = posix_spawn_file_actions_addchdir_np(&fa, "/");
-        if (!r)
-                r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                                    POSIX_SPAWN_SETSIGDEF);
-        if (!r)
-                r = posix_spawnattr_setpgroup(&attr, 0);
-        if (!r)
-                r = posix_spawnattr_setsigmask(&attr, &none);
-        if (!r)
-                r = posix_spawnattr_setsigdefault(&attr, &all);
-        if (!r)
-                r = posix_spawn(&h->pid, "/bin/sh", &fa, &attr, argv, h->env);
-        posix_spawn_file_actions_destroy(&fa);
-        posix_spawnattr_destroy(&attr);
-        close(pipefd[1]);
-        if (r != 0) {
-                close(pipefd[0]);
-                return -r;
-        }
-        h->out_fd = pipefd[0];
+        if (r < 0)
+                return r;
         (void) fcntl(h->out_fd, F_SETFL, O_NONBLOCK);
         h->pidfd = (int) syscall(SYS_pidfd_open, h->pid, 0);
         return 0;

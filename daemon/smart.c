@@ -289,69 +289,22 @@ static char *smart_find(const char *program) {
         return NULL;
 }
 
-/* Start program --json=c -i -H -A node: stdin /dev/null, stdout a pipe to us, stderr /dev/null,
- * a process group of its own (a script's children die with it), an empty signal mask and the
- * default dispositions (ours blocks the main loop's signals), a small fixed environment. */
+/* Start program --json=c -i -H -A node with a small fixed environment: stdout a pipe to us, stderr
+ * /dev/null, a process group of its own, so that a script's children die with it (spawn_piped). */
 static void proc_start(struct smart_proc *p, const char *path, const char *node) {
         static char *const env[] = { (char *) "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                                      (char *) "LC_ALL=C", NULL };
         char *argv[] = { (char *) path, (char *) "--json=c", (char *) "-i", (char *) "-H", (char *) "-A",
                          (char *) node, NULL };
-        posix_spawn_file_actions_t fa;
-        posix_spawnattr_t attr;
-        sigset_t none, all;
-        int pipefd[2], r;
+        int r;
 
         p->fd = -1;
-        if (pipe2(pipefd, O_CLOEXEC) < 0) {
-                p->spawn_error = errno;
-                return;
-        }
-        if ((r = posix_spawn_file_actions_init(&fa)) != 0) {
-                close(pipefd[0]);
-                close(pipefd[1]);
-                p->spawn_error = r;
-                return;
-        }
-        if ((r = posix_spawnattr_init(&attr)) != 0) {
-                posix_spawn_file_actions_destroy(&fa);
-                close(pipefd[0]);
-                close(pipefd[1]);
-                p->spawn_error = r;
-                return;
-        }
-        sigemptyset(&none);
-        sigfillset(&all);
-        r = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-        if (!r)
-                r = posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
-        if (!r)
-                r = posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-        if (!r)
-                r = posix_spawn_file_actions_addclosefrom_np(&fa, STDERR_FILENO + 1);
-        if (!r)
-                r = posix_spawn_file_actions_addchdir_np(&fa, "/");
-        if (!r)
-                r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                                    POSIX_SPAWN_SETSIGDEF);
-        if (!r)
-                r = posix_spawnattr_setpgroup(&attr, 0);
-        if (!r)
-                r = posix_spawnattr_setsigmask(&attr, &none);
-        if (!r)
-                r = posix_spawnattr_setsigdefault(&attr, &all);
-        if (!r)
-                r = posix_spawn(&p->pid, path, &fa, &attr, argv, env);
-        posix_spawn_file_actions_destroy(&fa);
-        posix_spawnattr_destroy(&attr);
-        close(pipefd[1]);
-        if (r != 0) {
-                close(pipefd[0]);
+        r = spawn_piped(path, argv, env, false, &p->pid, &p->fd);
+        if (r < 0) {
+                p->fd = -1;
                 p->pid = 0;
-                p->spawn_error = r;
-                return;
+                p->spawn_error = -r;
         }
-        p->fd = pipefd[0];
 }
 
 /* Read what there is of p's output; at its end (or past SMART_OUTPUT_MAX) close it. */
