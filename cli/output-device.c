@@ -67,8 +67,7 @@ static const char *output_part_type(const char *type) {
         return type;
 }
 
-/* Append to buf (n bytes, *l used) as snprintf would, never past the end. */
-__attribute__((format(printf, 4, 5))) static void output_append(char *buf, size_t n, size_t *l, const char *fmt, ...) {
+void output_append(char *buf, size_t n, size_t *l, const char *fmt, ...) {
         va_list ap;
         int k;
 

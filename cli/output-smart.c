@@ -10,26 +10,12 @@
 
 #include "wipectl.h"
 
-/* Append to buf (n bytes, *l used) as snprintf would, never past the end. */
-__attribute__((format(printf, 4, 5))) static void smart_append(char *buf, size_t n, size_t *l, const char *fmt, ...) {
-        va_list ap;
-        int k;
-
-        if (*l + 1 >= n)
-                return;
-        va_start(ap, fmt);
-        k = vsnprintf(buf + *l, n - *l, fmt, ap);
-        va_end(ap);
-        if (k > 0)
-                *l = *l + (size_t) k < n ? *l + (size_t) k : n - 1;
-}
-
 /* A count of the snapshot: ", N what" when it says one. */
 static void smart_count(char *buf, size_t n, size_t *l, struct json_object *o, const char *key, const char *what) {
         struct json_object *v;
 
         if (json_object_object_get_ex(o, key, &v) && v && json_object_is_type(v, json_type_int))
-                smart_append(buf, n, l, ", %" PRId64 " %s", json_object_get_int64(v), what);
+                output_append(buf, n, l, ", %" PRId64 " %s", json_object_get_int64(v), what);
 }
 
 const char *output_smart_summary(struct json_object *smart, char *buf, size_t n) {
@@ -39,7 +25,7 @@ const char *output_smart_summary(struct json_object *smart, char *buf, size_t n)
 
         buf[0] = '\0';
         if (!smart || !json_object_is_type(smart, json_type_object)) {
-                smart_append(buf, n, &l, "not recorded");
+                output_append(buf, n, &l, "not recorded");
                 return buf;
         }
         if (!json_object_object_get_ex(smart, "available", &v) || !json_object_get_boolean(v)) {
@@ -47,28 +33,28 @@ const char *output_smart_summary(struct json_object *smart, char *buf, size_t n)
 
                 /* "no SMART: loop device" reads "no SMART (loop device)". */
                 if (strncmp(reason, "no SMART: ", 10) == 0)
-                        smart_append(buf, n, &l, "no SMART (%s)", reason + 10);
+                        output_append(buf, n, &l, "no SMART (%s)", reason + 10);
                 else
-                        smart_append(buf, n, &l, "not available (%s)", reason);
+                        output_append(buf, n, &l, "not available (%s)", reason);
                 return buf;
         }
         if (!json_object_object_get_ex(smart, "passed", &v) || !v || !json_object_is_type(v, json_type_boolean))
-                smart_append(buf, n, &l, "overall health not reported");
+                output_append(buf, n, &l, "overall health not reported");
         else if (json_object_get_boolean(v))
-                smart_append(buf, n, &l, "PASSED");
+                output_append(buf, n, &l, "PASSED");
         else
-                smart_append(buf, n, &l, "FAILED (SMART overall-health)");
+                output_append(buf, n, &l, "FAILED (SMART overall-health)");
         smart_count(buf, n, &l, smart, "power_on_hours", "power-on hours");
         smart_count(buf, n, &l, smart, "reallocated_sectors", "reallocated");
         smart_count(buf, n, &l, smart, "pending_sectors", "pending");
         smart_count(buf, n, &l, smart, "offline_uncorrectable", "offline uncorrectable");
         if (json_object_object_get_ex(smart, "nvme_percentage_used", &v) && v)
-                smart_append(buf, n, &l, ", %" PRId64 "%% used", json_object_get_int64(v));
+                output_append(buf, n, &l, ", %" PRId64 "%% used", json_object_get_int64(v));
         smart_count(buf, n, &l, smart, "nvme_media_errors", "media errors");
         if (json_object_object_get_ex(smart, "nvme_critical_warning", &v) && v && json_object_get_int64(v) != 0)
-                smart_append(buf, n, &l, ", critical warning 0x%02" PRIx64, (uint64_t) json_object_get_int64(v));
+                output_append(buf, n, &l, ", critical warning 0x%02" PRIx64, (uint64_t) json_object_get_int64(v));
         if (json_object_object_get_ex(smart, "temperature_c", &v) && v)
-                smart_append(buf, n, &l, ", %" PRId64 " C", json_object_get_int64(v));
+                output_append(buf, n, &l, ", %" PRId64 " C", json_object_get_int64(v));
         return buf;
 }
 

@@ -390,6 +390,8 @@ void output_smart_probe(struct json_object *probe, const char *indent, int width
 void output_smart_report(struct json_object *rep);
 
 /* output-device.c: the IDENTITY, SIG, PART and PROBE objects of the daemon as text. */
+/* Append to buf (n bytes, *l used) as snprintf would, never past the end. */
+__attribute__((format(printf, 4, 5))) void output_append(char *buf, size_t n, size_t *l, const char *fmt, ...);
 
 /* All probes of {"devices":[PROBE...]}: for each a heading ("/dev/loop3: wipeable", or why not),
  * its identity, signatures, partition table and partitions. */

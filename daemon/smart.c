@@ -572,6 +572,7 @@ static void *smart_thread_main(void *arg) {
         struct smart_thread *t = arg;
         const char *node = t->node;
 
+        pthread_setname_np(pthread_self(), "wiped-smart");
         smart_run(t->program, t->timeout, &node, &t->kind, 1, &t->result);
         atomic_store(&t->done, true);
         return NULL;
