@@ -42,6 +42,18 @@ static int cmd_job_print_json(struct json_object *o) {
 
 /* Send request, and print the reply as kind: the reply without "id" and "ok", or, when unwrap is
  * set, the object under that key. Returns an exit status. */
+/* How long wipectl report waits for the signed report of a job that has just ended: the daemon's
+ * smart-timeout (60 s at most) and a few ticks. */
+#define CMD_JOB_REPORT_WAIT_S 65
+
+/* Whether a report reply says the job's signed report is still to come. */
+static bool cmd_job_report_pending(struct json_object *reply) {
+        struct json_object *v;
+
+        return json_object_object_get_ex(reply, "report_pending", &v) && json_object_is_type(v, json_type_boolean) &&
+               json_object_get_boolean(v);
+}
+
 static int cmd_job_run(const struct wipectl_options *opts, struct json_object *request, enum output_kind kind,
                        const char *unwrap) {
         _cleanup_json_ struct json_object *reply = NULL, *result = NULL;
@@ -54,6 +66,18 @@ static int cmd_job_run(const struct wipectl_options *opts, struct json_object *r
                 return WIPECTL_EXIT_FAILURE;
         }
         r = client_connect_call(&c, opts->socket_path, request, &reply);
+        /* A job that has just ended gets its signed report a moment later, once the drive health
+         * after it is in (smart-timeout at most): asked again meanwhile, so that the report of a job
+         * that shows an end is the signed one. */
+        for (time_t deadline = time(NULL) + CMD_JOB_REPORT_WAIT_S;
+             r == WIPECTL_EXIT_OK && kind == OUTPUT_REPORT && cmd_job_report_pending(reply) &&
+             time(NULL) < deadline;) {
+                (void) nanosleep(&(struct timespec) { .tv_nsec = 200 * 1000 * 1000 }, NULL);
+                client_close(&c);
+                json_object_put(reply);
+                reply = NULL;
+                r = client_connect_call(&c, opts->socket_path, request, &reply);
+        }
         if (r != WIPECTL_EXIT_OK)
                 return r;
         client_close(&c);

@@ -146,7 +146,7 @@ static int cmd_pdf_check(const struct wipectl_options *opts, const struct cmd_re
 
 /* How long a job that has ended may go without its signed report: the daemon writes it on a tick
  * once the drive's health after the wipe is read (smartctl, smart-timeout: 30 s by default). */
-#define CMD_PDF_REPORT_WAIT_S 45
+#define CMD_PDF_REPORT_WAIT_S 65
 
 /* Whether state (of a report) is one a job ends in: its signed report follows. */
 static bool cmd_pdf_ended(const char *state) {
@@ -187,6 +187,12 @@ static int cmd_pdf_fetch(struct client *c, const char *socket_path, int64_t id, 
                 if (!cmd_pdf_ended(state)) {
                         wipectl_error("job %" PRId64 ": its report is not signed yet (the job has not ended): no certificate",
                                       id);
+                        return WIPECTL_EXIT_FAILURE;
+                }
+                /* The daemon says whether it is still to come (not when writing it failed). */
+                if (json_object_object_get_ex(reply, "report_pending", &rep) && !json_object_get_boolean(rep)) {
+                        wipectl_error("job %" PRId64 ": %s, but the daemon could not write its signed report (its log "
+                                      "says why): no certificate", id, state);
                         return WIPECTL_EXIT_FAILURE;
                 }
                 if (time(NULL) >= deadline) {

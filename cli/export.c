@@ -215,7 +215,7 @@ static int export_page(const char *path, struct json_object *reply, struct expor
 
 /* How long a job that has ended may go without its report file: the daemon writes it on a tick
  * once the drive's health after the wipe is read (smartctl, smart-timeout: 30 s by default). */
-#define EXPORT_REPORT_WAIT_S 45
+#define EXPORT_REPORT_WAIT_S 65
 
 /* The number of jobs in the status reply that have ended but whose report the daemon has not
  * written yet: "report_pending" (false again when writing it failed: nothing to wait for), or,

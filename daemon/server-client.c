@@ -630,6 +630,10 @@ static struct json_object *op_report(struct request_ctx *c) {
          * unsigned one. */
         if (r)
                 json_object_object_add(r, "report", job_report(job, keys));
+        /* Ended, its signed report still to come (the drive health after it first): wipectl asks
+         * again in a moment, so that a job that shows an end has its signed report. */
+        if (r && !keys)
+                json_object_object_add(r, "report_pending", json_object_new_boolean(job_report_pending(job)));
         if (keys)
                 log_info("job %" PRIu64 ": keys disclosed to uid %u (pid %d)", job->id, (unsigned) c->peer->uid, (int) c->peer->pid);
         return r;
