@@ -263,11 +263,15 @@ fi
 
 # --- more than the read-only socket lets a client leave unread (4 MiB): its pages are smaller,
 # and nobody's export still gets every report (made here from a real one, 8 KiB each) ---
-pad=$(head -c 8000 /dev/zero | tr '\0' x)
-for n in $(seq 1000 1599); do
-        jq -c --argjson j "$n" --arg pad "$pad" '.job = $j | .note = $pad' "$STATE/reports/$ja.json" \
-                > "$STATE/reports/$n.json" || hard_error "cannot make $n.json"
-done
+# (One python3 for the 600 files: a jq each took 25 s of CPU.)
+python3 - "$STATE/reports/$ja.json" "$STATE/reports" <<'PY' || hard_error "cannot make the reports 1000..1599"
+import json, sys
+base = json.load(open(sys.argv[1]))
+for n in range(1000, 1600):
+    r = dict(base, job=n, note="x" * 8000)
+    with open("%s/%d.json" % (sys.argv[2], n), "w") as f:
+        f.write(json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n")
+PY
 want=$(wipectl report --all | wc -l) || fail "report --all with 600 more reports exited $?"
 [ "$want" -ge 600 ] || fail "report --all with 600 more reports gave $want lines"
 setpriv --reuid=nobody --regid="$nogroup" --clear-groups "$WIPECTL_BIN" --socket "$STATUS_SOCK" report --all \
