@@ -7,7 +7,8 @@
 # every 4 KiB block differs from what was there). Refusals send nothing and change nothing;
 # a drive that fails or stalls fails its job with the drive's status; purge falls back to a
 # random pass (Clear) on a drive without firmware erase, or refuses by configuration. The daemon
-# is SIGKILLed during a sanitize and follows it after its restart, and a temporary ATA password
+# is SIGKILLed during a sanitize and follows it after its restart; at SIGTERM during one it waits
+# for the step's thread, saves the job interrupted and follows it after; and a temporary ATA password
 # left set by an interrupted security erase is removed on resume.
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 for c in cmp python3 hdparm; do
@@ -22,6 +23,7 @@ NVMEFAIL=$(make_loop $SIZE)     # every sanitize fails
 NVMESTUCK=$(make_loop $SIZE)    # a sanitize that stays at 10 %
 NVMELONG=$(make_loop $SIZE)     # a sanitize long enough to kill the daemon under it
 NVMELONG2=$(make_loop $SIZE)    # the same, after a random pass, done while the daemon is away
+NVMETERM=$(make_loop $SIZE)     # a sanitize running when the daemon gets SIGTERM
 NVMEPAUSE=$(make_loop $SIZE)    # a sanitize to pause, resume and cancel
 ATA=$(make_loop $SIZE)          # security erase (enhanced) and sanitize
 ATAFROZEN=$(make_loop $SIZE)    # security frozen
@@ -67,6 +69,11 @@ erase_pattern = 0
 type = nvme
 sanitize = block
 sanitize_seconds = 3
+erase_pattern = 0
+[$NVMETERM]
+type = nvme
+sanitize = block
+sanitize_seconds = 4
 erase_pattern = 0
 [$NVMEPAUSE]
 type = nvme
@@ -141,6 +148,12 @@ fw_of() { wipectl --json report "$1" | jq -c '.passes[0].firmware'; }
 fw_of_pass() { wipectl --json report "$1" | jq -c ".passes[$2].firmware"; }
 
 start_daemon_sim
+
+# The stalling sanitize starts first and runs beside what follows (its own drive; nothing below
+# counts jobs): it fails only after 12 s without progress (twice the drive's estimate, and 10 s),
+# which the test sat out on its own before. Its end is checked with the other failures.
+out=$(wipectl --json wipe --yes --no-wait --method sanitize "$NVMESTUCK") || fail "stuck sanitize exited $?: $out"
+stuck=$(echo "$out" | jq -r '.jobs[0].id')
 
 # --- the methods are listed ---------------------------------------------------------------------
 methods=$(wipectl --json methods) || fail "methods exited $?"
@@ -263,7 +276,7 @@ id=$(echo "$out" | jq -r '.jobs[0].id')
 jq_is "$out" '.jobs[0].state' failed "failing sanitize job"
 jq_starts "$out" '.jobs[0].error.message' "$NVMEFAIL: the drive reports that sanitize-block failed: SSTAT 0003h" \
         "failing sanitize"
-out=$(wipectl --json wipe --yes --method sanitize "$NVMESTUCK")
+out=$(wipectl --json wait "$stuck")
 jq_is "$out" '.jobs[0].state' failed "stuck sanitize job"
 jq_starts "$out" '.jobs[0].error.message' "$NVMESTUCK: sanitize-crypto made no progress for" "stuck sanitize"
 
@@ -352,6 +365,24 @@ jq_starts "$(fw_of_pass "$id" 1)" '.resume_note' "resumed: the drive's sanitize-
 cmp -n $SIZE "$NVMELONG2" /dev/zero || fail "$NVMELONG2 does not read zeros after the sanitize"
 grep -qF "job $id: $NVMELONG2: resumed at a firmware erase: nothing read back before it" "$TEST_DIR/daemon.log" ||
         fail "job $id: the resume check ran against the random pass"
+
+# SIGTERM during a sanitize: the daemon waits for the step's thread (which leaves the sanitize to the
+# drive at once) before it frees what the thread uses, exits 0 with the job saved interrupted, and
+# the next start follows the sanitize to its end. Without that wait, ASan saw the thread use the
+# freed pool (57b6986); this is the test that makes the shutdown meet a running step.
+fill "$NVMETERM"
+out=$(wipectl --json wipe --yes --no-wait --method sanitize "$NVMETERM") || fail "sanitize to stop exited $?: $out"
+id=$(echo "$out" | jq -r '.jobs[0].id')
+wait_until 20 "job $id: the drive's sanitize seen running" drive_running
+stop_daemon || fail "the daemon exited $? on SIGTERM during a sanitize"
+grep -qF "waiting for 1 firmware erase step to return" "$TEST_DIR/daemon.log" ||
+        fail "the daemon did not wait for the firmware step at SIGTERM"
+[ "$(jq -r .state "$STATE/jobs/$id.json")" = interrupted ] || fail "job $id after SIGTERM: $(jq -c '{state}' "$STATE/jobs/$id.json")"
+start_daemon_sim
+state=$(wait_state "$id" 'running|done|failed' 20) || fail "job $id not resumed after SIGTERM: $state"
+[ "$(wait_job "$id" 60)" = done ] || fail "job $id after SIGTERM and a restart: $(wipectl --json status "$id")"
+cmp -n $SIZE "$NVMETERM" /dev/zero || fail "$NVMETERM does not read zeros after the sanitize stopped at SIGTERM"
+jq_is "$(fw_of "$id")" '.proven' true "sanitize stopped at SIGTERM, followed after the restart"
 
 # A sanitize, then a random pass interrupted half-way: the resume check knows nothing of what the
 # sanitize left where the random pass has not been, and checks only what it wrote.
