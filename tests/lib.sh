@@ -272,12 +272,14 @@ detach_loop() {
         udevadm settle 2>/dev/null
         losetup -d "$1" || hard_error "losetup -d $1 failed"
         sed -i "\\|^$1\$|d" "$TEST_DIR/loops"
-        # The detach completes on the last close (udev may still be probing).
-        for _ in $(seq 50); do
+        # The detach completes on the last close: udev may still be probing, and the daemons of
+        # other tests running beside this one list every block device (30 s: under load a close
+        # took more than the 5 s this waited before).
+        for _ in $(seq 300); do
                 [ -e "/sys/block/${1#/dev/}/loop/backing_file" ] || return 0
                 sleep 0.1
         done
-        hard_error "$1 still attached after losetup -d"
+        hard_error "$1 still attached 30 s after losetup -d"
 }
 
 # reattach_loop DEV FILE [LOSETUP_OPTION...]: attach FILE (the test's own) to the node DEV the test
